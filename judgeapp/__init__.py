@@ -1,0 +1,59 @@
+"""judgeapp: floor rules, infraction wizard and event records for Japanese TCG judges."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+from flask import Flask
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _secret_key(instance_path: str) -> str:
+    """A per-installation secret kept in the instance folder (or SECRET_KEY from the environment)."""
+    if os.environ.get("SECRET_KEY"):
+        return os.environ["SECRET_KEY"]
+    path = Path(instance_path) / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_hex(32))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    """Build the app: defaults, then instance config (or the test mapping), then the library, then blueprints."""
+    app = Flask(__name__, instance_relative_config=True, template_folder=str(ROOT / "templates"),
+                static_folder=None)
+    Path(app.instance_path).mkdir(parents=True, exist_ok=True)
+    app.config.from_mapping(
+        CORPUS_DIR=str(ROOT / "rules_corpus"),
+        SYNONYMS_PATH=str(ROOT / "rules_corpus" / "synonyms.yaml"),
+        INDEX_DIR=str(Path(app.instance_path) / "search-index"),
+        MAX_CONTENT_LENGTH=1024 * 1024,
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        JSON_AS_ASCII=False,
+    )
+    if test_config is None:
+        app.config.from_pyfile("config.py", silent=True)
+        app.config.from_prefixed_env("JUDGEAPP")
+    else:
+        app.config.from_mapping(test_config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = _secret_key(app.instance_path)
+    app.json.ensure_ascii = False
+
+    from .library import open_library
+
+    app.extensions["judgeapp.library"] = open_library(
+        app.config["CORPUS_DIR"], app.config["INDEX_DIR"], app.config["SYNONYMS_PATH"]
+    )
+
+    from . import api, errors, rules
+
+    app.register_blueprint(errors.bp)
+    app.register_blueprint(rules.bp)
+    app.register_blueprint(api.bp, url_prefix="/api")
+    return app

@@ -1,0 +1,87 @@
+"""The `judgeapp` command: serve, index, search, check."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from . import ROOT
+
+
+@click.group()
+def main() -> None:
+    """judgeapp: フロアルール・違反ウィザード・大会記録"""
+
+
+@main.command()
+@click.option("--host", default=lambda: os.environ.get("HOST", "127.0.0.1"), show_default="127.0.0.1")
+@click.option("--port", default=lambda: int(os.environ.get("PORT", 8000)), type=int, show_default="8000")
+@click.option("--threads", default=8, show_default=True, help="worker threads of the waitress server")
+def serve(host: str, port: int, threads: int) -> None:
+    """Serve the app with waitress (builds the search index first if needed)."""
+    from waitress import serve as waitress_serve
+
+    from . import create_app
+
+    app = create_app()
+    shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
+    click.echo(f"judgeapp is ready: http://{shown}:{port}/  (Ctrl+C to stop)")
+    waitress_serve(app, host=host, port=port, threads=threads, ident="judgeapp")
+
+
+@main.command()
+def index() -> None:
+    """Rebuild the search index from the corpus."""
+    import time
+
+    from . import create_app
+    from .library import open_library
+
+    app = create_app()
+    start = time.perf_counter()
+    lib = open_library(app.config["CORPUS_DIR"], app.config["INDEX_DIR"], app.config["SYNONYMS_PATH"],
+                       rebuild=True)
+    click.echo(f"indexed {len(lib.corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
+               f"→ {app.config['INDEX_DIR']}")
+
+
+@main.command()
+@click.argument("query")
+@click.option("--game", default=None, help="game id (all games when absent)")
+@click.option("--limit", default=10, type=int, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="print the API's JSON")
+def search(query: str, game: str | None, limit: int, as_json: bool) -> None:
+    """Search the rules from the command line."""
+    from . import create_app
+
+    app = create_app()
+    with app.test_client() as client:
+        resp = client.get("/api/search", query_string={"q": query, "game": game or "", "limit": limit})
+    data = resp.get_json()
+    if as_json or resp.status_code != 200:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        sys.exit(0 if resp.status_code == 200 else 1)
+    click.echo(f"「{data['query']}」 {data['total']} 件")
+    for r in data["results"]:
+        click.echo(f"{r['score']:7.2f}  {r['id']}  {r['title']}")
+
+
+@main.command()
+@click.option("--corpus", "corpus_dir", default=str(ROOT / "rules_corpus"), show_default=True,
+              type=click.Path(file_okay=False))
+def check(corpus_dir: str) -> None:
+    """Validate the corpus (and, later, the infraction data); exit 1 with every problem listed."""
+    from .corpus import CorpusError, load_corpus
+
+    try:
+        corpus = load_corpus(corpus_dir)
+    except CorpusError as exc:
+        for p in exc.problems:
+            click.echo(f"✗ {p}", err=True)
+        click.echo(f"{len(exc.problems)} problem(s) found.", err=True)
+        sys.exit(1)
+    click.echo(f"✓ corpus: {len(corpus.games)} games, {len(corpus.documents)} documents, "
+               f"{len(corpus.sections)} sections")

@@ -1,0 +1,367 @@
+"""The rules corpus: games, documents and sections read from `rules_corpus/`.
+
+Loaded once, strictly: a file that breaks the format (docs/corpus.md) fails with the file and the key
+named. The reading pages, the search index, the JSON API and the CLI all read this one model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+ANCHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
+SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+HEADING_RE = re.compile(r"^(#{1,4})\s+(.+?)\s*\{#([^}\s]+)\}\s*$")
+TABLE_SEPARATOR_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+
+
+class CorpusError(Exception):
+    """The corpus breaks its format; `problems` lists each one as 'file: key: message'."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class GameMeta(BaseModel):
+    """`rules_corpus/<game>/_game.yaml`."""
+
+    model_config = ConfigDict(extra="forbid")
+    name: str = Field(min_length=1)
+    short_name: str = Field(min_length=1)
+    documents: list[str] = Field(min_length=1)
+
+
+class FrontMatter(BaseModel):
+    """The YAML front matter of a document."""
+
+    model_config = ConfigDict(extra="forbid")
+    title: str = Field(min_length=1)
+    game: str
+    doc: str
+    publisher: str = Field(min_length=1)
+    version: str = Field(min_length=1)
+    source: str = Field(min_length=1)
+    status: Literal["complete", "incomplete"]
+    added_headings: list[str] = []
+    defects: list[str]
+
+
+@dataclass
+class Section:
+    """One headed section of a document; `text` is its own plain text, without sub-sections."""
+
+    id: str
+    game: str
+    doc: str
+    anchor: str
+    title: str
+    level: int
+    order: int
+    markdown: str
+    text: str
+    parent: str | None = None
+    children: list[str] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"/rules/{self.id}"
+
+
+@dataclass
+class Document:
+    """One source document of a game."""
+
+    id: str
+    game: str
+    doc: str
+    meta: FrontMatter
+    path: Path
+    sections: list[str] = field(default_factory=list)
+
+    @property
+    def title(self) -> str:
+        return self.meta.title
+
+    @property
+    def url(self) -> str:
+        return f"/rules/{self.id}"
+
+    def top_sections(self, corpus: Corpus) -> list[Section]:
+        return [corpus.sections[s] for s in self.sections if corpus.sections[s].parent is None]
+
+
+@dataclass
+class Game:
+    """A game and its documents, in the order `_game.yaml` gives."""
+
+    id: str
+    meta: GameMeta
+    documents: list[Document] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    @property
+    def url(self) -> str:
+        return f"/rules/{self.id}"
+
+
+@dataclass
+class Corpus:
+    """All games, documents and sections; `version` is a digest of the files it was read from."""
+
+    root: Path
+    games: dict[str, Game]
+    documents: dict[str, Document]
+    sections: dict[str, Section]
+    version: str
+
+    def section(self, section_id: str) -> Section | None:
+        return self.sections.get(section_id)
+
+    def neighbours(self, section: Section) -> tuple[Section | None, Section | None]:
+        """The sections before and after this one in reading order of its document."""
+        ids = self.documents[f"{section.game}/{section.doc}"].sections
+        i = ids.index(section.id)
+        prev_s = self.sections[ids[i - 1]] if i > 0 else None
+        next_s = self.sections[ids[i + 1]] if i + 1 < len(ids) else None
+        return prev_s, next_s
+
+    def ancestors(self, section: Section) -> list[Section]:
+        chain = []
+        parent = section.parent
+        while parent:
+            chain.append(self.sections[parent])
+            parent = self.sections[parent].parent
+        return list(reversed(chain))
+
+
+def markdown_to_text(markdown: str) -> str:
+    """Plain text of a section body: list markers and table pipes dropped, one line per block."""
+    lines = []
+    for raw in markdown.splitlines():
+        line = raw.strip()
+        if not line or TABLE_SEPARATOR_RE.match(line):
+            continue
+        if line.startswith("|"):
+            cells = [c.strip() for c in line.strip("|").split("|")]
+            line = "　".join(c for c in cells if c)
+        elif line.startswith("- "):
+            line = line[2:].strip()
+        lines.append(line)
+    return "\n".join(lines)
+
+
+def source_lines(markdown: str) -> list[str]:
+    """Each piece of body text that must stand in the source (used by the corpus tests)."""
+    pieces = []
+    for raw in markdown.splitlines():
+        line = raw.strip()
+        if not line or TABLE_SEPARATOR_RE.match(line):
+            continue
+        if line.startswith("|"):
+            pieces.extend(c.strip() for c in line.strip("|").split("|") if c.strip())
+        else:
+            pieces.append(line[2:] if line.startswith("- ") else line)
+    return pieces
+
+
+def _split_front_matter(text: str, name: str, problems: list[str]) -> tuple[dict, str]:
+    if not text.startswith("---\n"):
+        problems.append(f"{name}: front matter: missing (the file must start with '---')")
+        return {}, text
+    end = text.find("\n---\n", 4)
+    if end < 0:
+        problems.append(f"{name}: front matter: not closed with '---'")
+        return {}, text
+    try:
+        data = yaml.safe_load(text[4:end]) or {}
+    except yaml.YAMLError as exc:
+        problems.append(f"{name}: front matter: invalid YAML ({exc})")
+        return {}, text[end + 5 :]
+    if not isinstance(data, dict):
+        problems.append(f"{name}: front matter: must be a mapping")
+        return {}, text[end + 5 :]
+    return data, text[end + 5 :]
+
+
+def _pydantic_problems(name: str, exc: ValidationError) -> list[str]:
+    out = []
+    for err in exc.errors():
+        key = ".".join(str(p) for p in err["loc"]) or "(root)"
+        out.append(f"{name}: {key}: {err['msg']}")
+    return out
+
+
+def _parse_sections(game: str, doc: str, body: str, name: str, problems: list[str]) -> list[Section]:
+    sections: list[Section] = []
+    stack: list[Section] = []
+    current: Section | None = None
+    buffer: list[str] = []
+
+    def close() -> None:
+        if current is not None:
+            current.markdown = "\n".join(buffer).strip()
+            current.text = markdown_to_text(current.markdown)
+
+    for lineno, line in enumerate(body.splitlines(), start=1):
+        if line.startswith("#"):
+            m = HEADING_RE.match(line)
+            if not m:
+                problems.append(f"{name}: line {lineno}: heading without '{{#anchor}}': {line[:40]}")
+                continue
+            close()
+            buffer = []
+            level, title, anchor = len(m.group(1)), m.group(2).strip(), m.group(3)
+            if not ANCHOR_RE.match(anchor):
+                problems.append(f"{name}: {anchor}: anchor must be ASCII letters, digits, '-' or '.'")
+            while stack and stack[-1].level >= level:
+                stack.pop()
+            parent = stack[-1] if stack else None
+            if parent is None and level != 1:
+                problems.append(f"{name}: {anchor}: level {level} heading has no parent heading")
+            current = Section(
+                id=f"{game}/{doc}/{anchor}", game=game, doc=doc, anchor=anchor, title=title,
+                level=level, order=len(sections), markdown="", text="",
+                parent=parent.id if parent else None,
+            )
+            if parent:
+                parent.children.append(current.id)
+            sections.append(current)
+            stack.append(current)
+        elif current is None:
+            if line.strip():
+                problems.append(f"{name}: line {lineno}: text before the first heading")
+        else:
+            buffer.append(line)
+    close()
+    return sections
+
+
+def load_corpus(root: str | Path) -> Corpus:
+    """Read and validate every game folder under `root`; raise CorpusError listing every problem."""
+    root = Path(root)
+    problems: list[str] = []
+    games: dict[str, Game] = {}
+    documents: dict[str, Document] = {}
+    sections: dict[str, Section] = {}
+    digest = hashlib.sha256()
+
+    if not root.is_dir():
+        raise CorpusError([f"{root}: the corpus folder does not exist"])
+    for game_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        game_id = game_dir.name
+        meta_path = game_dir / "_game.yaml"
+        rel = lambda p: str(p.relative_to(root.parent)) if p.is_relative_to(root.parent) else str(p)  # noqa: E731
+        if not SLUG_RE.match(game_id):
+            problems.append(f"{rel(game_dir)}: game id must be lower-case ASCII, digits and '-'")
+        if not meta_path.exists():
+            problems.append(f"{rel(meta_path)}: missing")
+            continue
+        raw_meta = meta_path.read_bytes()
+        digest.update(raw_meta)
+        try:
+            meta = GameMeta.model_validate(yaml.safe_load(raw_meta) or {})
+        except (ValidationError, yaml.YAMLError) as exc:
+            problems.extend(
+                _pydantic_problems(rel(meta_path), exc) if isinstance(exc, ValidationError)
+                else [f"{rel(meta_path)}: invalid YAML ({exc})"]
+            )
+            continue
+        game = Game(id=game_id, meta=meta)
+        games[game_id] = game
+        listed = set(meta.documents)
+        on_disk = {p.stem for p in game_dir.glob("*.md")}
+        for missing in sorted(listed - on_disk):
+            problems.append(f"{rel(meta_path)}: documents: '{missing}.md' does not exist")
+        for extra in sorted(on_disk - listed):
+            problems.append(f"{rel(game_dir / (extra + '.md'))}: not listed in _game.yaml documents")
+        for doc_id in meta.documents:
+            path = game_dir / f"{doc_id}.md"
+            if not path.exists():
+                continue
+            name = rel(path)
+            raw = path.read_bytes()
+            digest.update(raw)
+            data, body = _split_front_matter(raw.decode("utf-8"), name, problems)
+            try:
+                fm = FrontMatter.model_validate(data)
+            except ValidationError as exc:
+                problems.extend(_pydantic_problems(name, exc))
+                continue
+            if fm.game != game_id:
+                problems.append(f"{name}: game: '{fm.game}' but the folder is '{game_id}'")
+            if fm.doc != doc_id:
+                problems.append(f"{name}: doc: '{fm.doc}' but the file is '{doc_id}.md'")
+            document = Document(id=f"{game_id}/{doc_id}", game=game_id, doc=doc_id, meta=fm, path=path)
+            parsed = _parse_sections(game_id, doc_id, body, name, problems)
+            if not parsed:
+                problems.append(f"{name}: no sections")
+            anchors = {s.anchor for s in parsed}
+            for added in fm.added_headings:
+                if added not in anchors:
+                    problems.append(f"{name}: added_headings: '{added}' is no heading of this document")
+            for section in parsed:
+                if section.id in sections:
+                    problems.append(f"{name}: {section.anchor}: duplicate section id {section.id}")
+                    continue
+                if not section.text and not section.children:
+                    problems.append(f"{name}: {section.anchor}: empty section (no text, no sub-sections)")
+                sections[section.id] = section
+                document.sections.append(section.id)
+            documents[document.id] = document
+            game.documents.append(document)
+    if not games:
+        problems.append(f"{root}: no game folders")
+    if problems:
+        raise CorpusError(problems)
+    return Corpus(root=root, games=games, documents=documents, sections=sections,
+                  version=digest.hexdigest()[:16])
+
+
+# --- Rendering -------------------------------------------------------------------------------------
+
+_md = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable("table")
+
+# In-text references a judge can follow: 「第 10 章」, 「6b-iii」, 「第203節」.
+_XREF_PATTERNS = [
+    (re.compile(r"第\s*([0-9０-９]+)\s*章"), lambda m: "ch" + str(int(m.group(1)))),
+    (re.compile(r"第\s*([0-9０-９]{3})\s*節"), lambda m: str(int(m.group(1)))),
+    (re.compile(r"(?<![0-9A-Za-z.-])([1-9][0-9]?[a-l](?:-[ivx]+)?)(?![0-9A-Za-z-])"), lambda m: m.group(1)),
+]
+_TAG_SPLIT_RE = re.compile(r"(<[^>]+>)")
+
+
+def render_section_html(corpus: Corpus, section: Section) -> Markup:
+    """The section body as HTML, with references to other sections of the same document linked."""
+    html = _md.render(section.markdown)
+    doc = corpus.documents[f"{section.game}/{section.doc}"]
+    parts = _TAG_SPLIT_RE.split(html)
+    inside_link = False
+    for i, part in enumerate(parts):
+        if part.startswith("<"):
+            inside_link = part.startswith("<a ") or (inside_link and part != "</a>")
+            continue
+        if inside_link or not part:
+            continue
+        for pattern, to_anchor in _XREF_PATTERNS:
+            def link(m: re.Match, to_anchor=to_anchor) -> str:
+                target = f"{doc.id}/{to_anchor(m)}"
+                if target in corpus.sections and target != section.id:
+                    return f'<a class="xref" href="/rules/{target}">{m.group(0)}</a>'
+                return m.group(0)
+            # Only link in text that does not already hold a link from an earlier pattern.
+            pieces = _TAG_SPLIT_RE.split(part)
+            part = "".join(p if p.startswith("<") else pattern.sub(link, p) for p in pieces)
+        parts[i] = part
+    return Markup("".join(parts))

@@ -1,0 +1,483 @@
+"""Japanese full-text search over rule sections. Whoosh stays behind this one module.
+
+How a judge's query is read (docs/corpus.md, "Search"):
+- words: SudachiPy splits the text into words (long and short units) and gives each word's normalized form
+  and reading; particles and auxiliaries are dropped. Index and query are folded the same way (NFKC,
+  case, hiragana→katakana), so 引いた finds 引く, すりーぶ finds スリーブ.
+- readings: a query typed in kana also matches the words' readings, so けいこく finds 警告 and ぼち 墓地.
+- synonyms: judges' words that the texts do not use (rules_corpus/synonyms.yaml) add the texts' words.
+- section numbers as typed (6b-iii, 301, 第9章) go straight to their section.
+- characters: when the words find fewer than asked, the query is matched character by character (bigrams)
+  with the middle dot, long-vowel mark and brackets ignored, so バイスホール and ボルバル find the cards.
+Queries are built in code, never parsed from the user's text, so no input is a syntax error.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import re
+import shutil
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import yaml
+from markupsafe import escape
+from whoosh import index as whoosh_index
+from whoosh import query as Q
+from whoosh import scoring
+from whoosh.analysis import SpaceSeparatedTokenizer
+from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
+
+from .textnorm import clean_query, fold, is_kana, squash, squash_map, to_katakana
+
+# Bump when the analysis changes: an index built by another version is rebuilt on start.
+ANALYZER_VERSION = "3"
+
+_DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
+# Words that carry no meaning in a judge's query (normalized forms, folded).
+_QUERY_STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる", "ない", "て", "た")}
+
+_space = SpaceSeparatedTokenizer()
+SCHEMA = Schema(
+    id=ID(stored=True, unique=True),
+    game=ID(stored=True),
+    doc=ID(stored=True),
+    number=KEYWORD(scorable=False),
+    title=TEXT(analyzer=_space, phrase=False),
+    words=TEXT(analyzer=_space, phrase=False),
+    reading=TEXT(analyzer=_space, phrase=False),
+    grams=TEXT(analyzer=_space, phrase=False),
+    title_text=STORED,
+    doc_title=STORED,
+    text=STORED,
+)
+
+FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
+
+
+@dataclass
+class IndexDoc:
+    """One section as the index sees it."""
+
+    id: str
+    game: str
+    doc: str
+    anchor: str
+    title: str
+    doc_title: str
+    text: str
+
+
+@dataclass
+class Hit:
+    id: str
+    game: str
+    doc: str
+    title: str
+    doc_title: str
+    snippet: str
+    score: float
+
+    @property
+    def url(self) -> str:
+        return f"/rules/{self.id}"
+
+
+@dataclass
+class Results:
+    query: str
+    total: int
+    hits: list[Hit]
+
+
+# --- analysis --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Word:
+    """One content word: the forms it can be matched by, its reading, and its surface in the text."""
+
+    surface: str
+    forms: tuple[str, ...]
+    reading: str
+    parts: tuple[str, ...]  # short-unit forms when the long unit splits
+
+
+class Analyzer:
+    """SudachiPy behind a lock: a Sudachi tokenizer cannot be used by two threads at once."""
+
+    def __init__(self) -> None:
+        from sudachipy import Dictionary, SplitMode
+
+        self._split_a = SplitMode.A
+        self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
+        self._lock = threading.Lock()
+
+    def words(self, text: str) -> list[Word]:
+        out: list[Word] = []
+        for line in text.splitlines():
+            for start in range(0, len(line), 4000):  # Sudachi limits one input's size
+                chunk = line[start : start + 4000]
+                if chunk.strip():
+                    with self._lock:
+                        morphemes = list(self._tokenizer.tokenize(chunk))
+                        out.extend(self._word(m) for m in morphemes if m.part_of_speech()[0] not in _DROP_POS)
+        return [w for w in out if w.forms]
+
+    def _word(self, m) -> Word:
+        surface = m.surface()
+        forms = dict.fromkeys(f for f in (fold(m.normalized_form()), fold(surface), fold(m.dictionary_form())) if f.strip())
+        parts = tuple(
+            fold(p.normalized_form()) for p in m.split(self._split_a)
+            if p.part_of_speech()[0] not in _DROP_POS
+        )
+        return Word(surface=surface, forms=tuple(forms), reading=fold(m.reading_form()),
+                    parts=parts if len(parts) > 1 else ())
+
+
+_analyzer: Analyzer | None = None
+_analyzer_lock = threading.Lock()
+
+
+def analyzer() -> Analyzer:
+    """The process's one analyzer (loading the dictionary takes a moment)."""
+    global _analyzer
+    with _analyzer_lock:
+        if _analyzer is None:
+            _analyzer = Analyzer()
+    return _analyzer
+
+
+def number_keys(anchor: str) -> list[str]:
+    """How judges type a section's number: 6b-iii / 6biii, 301, 第9章 / 9章 / ch9."""
+    anchor = anchor.lower()
+    if re.fullmatch(r"\d+[a-z]?(-[ivx]+)?", anchor):
+        return sorted({anchor, anchor.replace("-", "")})
+    m = re.fullmatch(r"ch(\d+)", anchor)
+    if m:
+        n = m.group(1)
+        return [f"ch{n}", f"第{n}章", f"{n}章"]
+    return []
+
+
+def _bigrams(text: str) -> list[str]:
+    s = squash(text)
+    return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])
+
+
+# --- building ----------------------------------------------------------------------------------------
+
+
+def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -> int:
+    """Build a fresh index at `path` (replacing what is there once complete); return the section count."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    ix = whoosh_index.create_in(str(tmp), SCHEMA)
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}}
+    an = analyzer()
+    count = 0
+    writer = ix.writer(limitmb=256)
+    try:
+        for d in docs:
+            body_words = an.words(d.text)
+            title_words = an.words(d.title)
+            for w in body_words + title_words:
+                surface = fold(w.surface)
+                for f in w.forms + w.parts:
+                    lexicon["words"].setdefault(f, set()).add(surface)
+                lexicon["reading"].setdefault(w.reading, set()).add(surface)
+
+            def terms(ws: list[Word]) -> str:
+                return " ".join(t for w in ws for t in w.forms + w.parts)
+
+            writer.add_document(
+                id=d.id, game=d.game, doc=d.doc, number=" ".join(number_keys(d.anchor)),
+                title=terms(title_words), words=terms(body_words),
+                reading=" ".join(w.reading for w in body_words + title_words),
+                grams=" ".join(_bigrams(d.title) + _bigrams(d.text)),
+                title_text=d.title, doc_title=d.doc_title, text=d.text,
+            )
+            count += 1
+        writer.commit(optimize=True)
+    except BaseException:
+        writer.cancel()
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    (tmp / "lexicon.json").write_text(
+        json.dumps({f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}, ensure_ascii=False),
+        encoding="utf-8",
+    )
+    (tmp / "meta.json").write_text(json.dumps({"corpus": version, "analyzer": ANALYZER_VERSION, "sections": count}))
+    old = path.with_name(f".{path.name}.old-{os.getpid()}")
+    if path.exists():
+        path.rename(old)
+    tmp.rename(path)
+    shutil.rmtree(old, ignore_errors=True)
+    return count
+
+
+def index_is_current(path: str | Path, version: str) -> bool:
+    meta = Path(path) / "meta.json"
+    try:
+        data = json.loads(meta.read_text())
+    except (OSError, ValueError):
+        return False
+    return data.get("corpus") == version and data.get("analyzer") == ANALYZER_VERSION
+
+
+def ensure_index(docs_factory, path: str | Path, version: str) -> bool:
+    """Build the index if it is missing or was built from another corpus; True when it was built.
+
+    Several server processes may start at once: a file lock lets one build while the others wait.
+    """
+    path = Path(path)
+    if index_is_current(path, version):
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(f".{path.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if index_is_current(path, version):
+            return False
+        build_index(docs_factory(), path, version)
+        return True
+
+
+def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
+    """The reviewed synonym list: (judges' words, phrases the texts use)."""
+    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or []
+    out = []
+    for i, entry in enumerate(data):
+        if not isinstance(entry, dict) or set(entry) != {"words", "means"}:
+            raise ValueError(f"{path}: entry {i}: needs exactly 'words' and 'means'")
+        out.append(([str(w) for w in entry["words"]], [str(m) for m in entry["means"]]))
+    return out
+
+
+# --- searching -----------------------------------------------------------------------------------------
+
+
+class SearchIndex:
+    """An opened index: `search()` is safe to call from many threads."""
+
+    def __init__(self, path: str | Path, synonyms: list[tuple[list[str], list[str]]] | None = None):
+        self.path = Path(path)
+        self.ix = whoosh_index.open_dir(str(self.path))
+        lex = json.loads((self.path / "lexicon.json").read_text(encoding="utf-8"))
+        self.lexicon: dict[str, dict[str, list[str]]] = lex
+        self.readings = set(lex["reading"])
+        self.max_reading = max((len(r) for r in self.readings), default=1)
+        self.synonyms = synonyms or []
+        self.analyzer = analyzer()
+        # Each entry with its keys' dictionary forms, longest key first.
+        self._synonym_entries = []
+        for keys, means in self.synonyms:
+            keys = sorted(keys, key=len, reverse=True)
+            self._synonym_entries.append(
+                ([squash(k) for k in keys], [[w.forms[0] for w in self.analyzer.words(k)] for k in keys], means))
+        self._local = threading.local()
+
+    def _searcher(self):
+        s = getattr(self._local, "searcher", None)
+        if s is None:
+            s = self.ix.searcher(weighting=scoring.BM25F())
+            self._local.searcher = s
+        return s
+
+    # query building
+
+    def _word_query(self, w: Word, mode: str = "and") -> Q.Query:
+        alts: list[Q.Query] = []
+        for f in w.forms:
+            alts.append(Q.Term("words", f, boost=FIELD_BOOST["words"]))
+            alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
+        if w.parts:
+            parts = [Q.Term("words", p) for p in w.parts]
+            alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
+        if is_kana(w.surface):
+            alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
+        return Q.Or(alts)
+
+    def _kana_chunk_query(self, chunk: str) -> Q.Query | None:
+        """A run of kana: the whole run as a word or a reading, or split into known readings."""
+        k = fold(to_katakana(chunk)).replace("ー", "ー")
+        alts: list[Q.Query] = [
+            Q.Term("words", k, boost=FIELD_BOOST["words"]),
+            Q.Term("title", k, boost=FIELD_BOOST["title"]),
+            Q.Term("reading", k, boost=FIELD_BOOST["reading"]),
+        ]
+        pieces = self._segment_reading(k)
+        if pieces and len(pieces) > 1:
+            alts.append(Q.And([Q.Term("reading", p, boost=FIELD_BOOST["reading"]) for p in pieces]))
+        words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
+        if words:
+            alts.append(Q.And([self._word_query(w) for w in words]))
+        return Q.Or(alts)
+
+    def _segment_reading(self, k: str) -> list[str]:
+        """Greedy longest match of a katakana string against the corpus's word readings (2+ chars)."""
+        pieces, i, covered = [], 0, 0
+        while i < len(k):
+            for j in range(min(len(k), i + self.max_reading), i + 1, -1):
+                if k[i:j] in self.readings:
+                    pieces.append(k[i:j])
+                    covered += j - i
+                    i = j
+                    break
+            else:
+                i += 1
+        return pieces if covered >= 0.7 * len(k) else []
+
+    def _text_query(self, text: str, mode: str = "and") -> Q.Query | None:
+        parts: list[Q.Query] = []
+        for chunk in text.split():
+            if is_kana(chunk):
+                q = self._kana_chunk_query(chunk)
+                if q is not None:
+                    parts.append(q)
+                continue
+            words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
+            parts.extend(self._word_query(w, mode) for w in words)
+        if not parts:
+            return None
+        parts = parts[:24]
+        return Q.And(parts) if mode == "and" else Q.Or(parts)
+
+    def _synonym_texts(self, text: str) -> list[str]:
+        """The query again with each judge's word replaced by the phrases the texts use for it.
+
+        A judge's word is found as typed (ignoring width, kana, dots) or by its dictionary form
+        (投げた finds the entry for 投げる). For each word found: its phrases with the rest of the query,
+        its phrases alone; and, when several are found, all replaced at once.
+        """
+        s, where = squash_map(text)
+        words = self.analyzer.words(text)
+        lemmas = [w.forms[0] for w in words]
+        found: list[tuple[list[str], str]] = []  # (phrases, rest of the query)
+        for keys, key_lemmas, means in self._synonym_entries:
+            rest = None
+            for key, kl in zip(keys, key_lemmas):
+                at = s.find(key) if key else -1
+                if at >= 0 and not (key.isascii() and re.search(
+                        rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", s) is None):
+                    a, b = where[at], where[at + len(key) - 1] + 1
+                    rest = f"{text[:a]} {text[b:]}"
+                    break
+                for i in range(len(lemmas) - len(kl) + 1) if kl else ():
+                    if lemmas[i : i + len(kl)] == kl:
+                        rest = " ".join(w.surface for j, w in enumerate(words) if not i <= j < i + len(kl))
+                        break
+                if rest is not None:
+                    break
+            if rest is not None:
+                rest = "" if is_kana(rest.replace(" ", "")) else rest.strip()
+                found.append((means, rest))
+        out: list[str] = []
+        for means, rest in found:
+            out.extend(f"{m} {rest}".strip() for m in means)
+            if rest:
+                out.extend(means)
+        if len(found) > 1:
+            out.append(" ".join(means[0] for means, _ in found))
+        return list(dict.fromkeys(out))[:16]
+
+    def _gram_query(self, text: str) -> Q.Query | None:
+        grams = _bigrams(text)
+        if not grams:
+            return None
+        return Q.And([Q.Term("grams", g) for g in dict.fromkeys(grams)])
+
+    # running
+
+    def search(self, query: str, game: str | None = None, limit: int = 10) -> Results:
+        """Sections matching a judge's query, best first; never raises on what a user typed."""
+        text = clean_query(query)
+        limit = max(1, min(int(limit), 100))
+        if not text:
+            return Results(query=text, total=0, hits=[])
+        s = self._searcher()
+        flt = Q.Term("game", game) if game else None
+        seen: dict[str, tuple[dict, float]] = {}
+        terms: set[tuple[str, str]] = set()
+
+        def run(q: Q.Query | None, n: int, check=None) -> int:
+            if q is None:
+                return 0
+            res = s.search(q, limit=n, filter=flt)
+            added = 0
+            for hit in res:
+                if hit["id"] in seen:
+                    continue
+                if check and not check(hit):
+                    continue
+                seen[hit["id"]] = (hit.fields(), hit.score)
+                added += 1
+            if added:
+                terms.update((f, t.decode("utf-8") if isinstance(t, bytes) else t) for f, t in q.all_terms())
+            return len(res) if check is None else added
+
+        key = squash(text).replace("第", "第")
+        total = run(Q.Term("number", key), limit) if len(key) <= 12 else 0
+        alternatives = [q for q in [self._text_query(text)] + [self._text_query(t) for t in self._synonym_texts(text)] if q]
+        total += run(Q.Or(alternatives), limit) if alternatives else 0
+        if not seen:
+            total += run(self._text_query(text, mode="or"), limit)
+        needle = squash(text)
+        if len(seen) < limit and len(needle) >= 2:
+            def contiguous(hit) -> bool:
+                return needle in squash(hit["title_text"]) or needle in squash(hit["text"])
+            total += run(self._gram_query(text), max(limit * 3, 30), check=contiguous)
+            if needle:
+                terms.add(("needle", needle))
+        hits = [
+            Hit(id=f["id"], game=f["game"], doc=f["doc"], title=f["title_text"], doc_title=f["doc_title"],
+                snippet=self._snippet(f["text"] or f["title_text"], terms), score=round(score, 3))
+            for f, score in list(seen.values())[:limit]
+        ]
+        return Results(query=text, total=max(total, len(hits)), hits=hits)
+
+    # snippets
+
+    def _surfaces(self, terms: set[tuple[str, str]]) -> list[str]:
+        out: set[str] = set()
+        for field, term in terms:
+            if field in ("words", "title"):
+                out.add(term)
+                out.update(self.lexicon["words"].get(term, ()))
+            elif field == "reading":
+                out.update(self.lexicon["reading"].get(term, ()))
+        return sorted((x for x in out if x.strip()), key=len, reverse=True)[:300]
+
+    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110) -> str:
+        """A short passage with the matched words in <mark>; everything else escaped."""
+        folded = fold(text)
+        patterns = [re.escape(x) for x in self._surfaces(terms)]
+        patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
+        spans: list[tuple[int, int]] = []
+        if patterns:
+            regex = re.compile("|".join(sorted(patterns, key=len, reverse=True)))
+            spans = [m.span() for m in regex.finditer(folded) if m.end() > m.start()]
+        start = 0
+        if spans:
+            best = max(spans, key=lambda sp: sum(1 for o in spans if sp[0] - 20 <= o[0] < sp[0] + width - 20))
+            start = max(0, best[0] - 20)
+        end = min(len(text), start + width)
+        out = ["…" if start > 0 else ""]
+        pos = start
+        for a, b in spans:
+            if b <= start or a >= end:
+                continue
+            a, b = max(a, start), min(b, end)
+            if a < pos:
+                continue
+            out.append(str(escape(text[pos:a])))
+            out.append(f"<mark>{escape(text[a:b])}</mark>")
+            pos = b
+        out.append(str(escape(text[pos:end])))
+        out.append("…" if end < len(text) else "")
+        return "".join(out).replace("\n", " ")
