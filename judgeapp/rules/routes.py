@@ -34,7 +34,7 @@ def search_params() -> tuple[str, str | None, int]:
         limit = int(request.args.get("limit", 10))
     except ValueError:
         limit = 10
-    return q, game, max(1, min(limit, 50))
+    return q, game, max(1, min(limit, 20))  # a phone page: 20 results at most (30 KB)
 
 
 @bp.get("/")
