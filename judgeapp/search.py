@@ -419,7 +419,11 @@ class SearchIndex:
                 added += 1
             if added:
                 terms.update((f, t.decode("utf-8") if isinstance(t, bytes) else t) for f, t in q.all_terms())
-            return len(res) if check is None else added
+            if check is not None:
+                return added
+            # Counting every match would run the query a second time; past the page, an estimate will do.
+            got = res.scored_length()
+            return got if got < n else max(got, q.estimate_size(s.reader()))
 
         key = squash(text).replace("第", "第")
         total = run(Q.Term("number", key), limit) if len(key) <= 12 else 0
