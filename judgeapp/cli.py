@@ -34,18 +34,26 @@ def serve(host: str, port: int, threads: int) -> None:
 
 @main.command()
 def index() -> None:
-    """Rebuild the search index from the corpus."""
+    """Rebuild the search index from the corpus (restart running servers to use it)."""
     import time
 
-    from . import create_app
-    from .library import open_library
+    from flask import Flask
 
-    app = create_app()
+    from .library import index_docs
+    from .corpus import load_corpus
+    from .search import ensure_index
+
+    # The same settings as the app, without building the app (which would build the index first).
+    flask_app = Flask("judgeapp", instance_relative_config=True, instance_path=str(ROOT / "instance"))
+    flask_app.config.from_mapping(CORPUS_DIR=str(ROOT / "rules_corpus"),
+                                  INDEX_DIR=str(ROOT / "instance" / "search-index"))
+    flask_app.config.from_pyfile("config.py", silent=True)
+    flask_app.config.from_prefixed_env("JUDGEAPP")
+    corpus = load_corpus(flask_app.config["CORPUS_DIR"])
     start = time.perf_counter()
-    lib = open_library(app.config["CORPUS_DIR"], app.config["INDEX_DIR"], app.config["SYNONYMS_PATH"],
-                       rebuild=True)
-    click.echo(f"indexed {len(lib.corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
-               f"→ {app.config['INDEX_DIR']}")
+    ensure_index(lambda: index_docs(corpus), flask_app.config["INDEX_DIR"], corpus.version, force=True)
+    click.echo(f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
+               f"→ {flask_app.config['INDEX_DIR']}")
 
 
 @main.command()

@@ -8,7 +8,7 @@ from pathlib import Path
 from flask import current_app
 
 from .corpus import Corpus, load_corpus
-from .search import IndexDoc, SearchIndex, build_index, ensure_index, load_synonyms
+from .search import IndexDoc, SearchIndex, ensure_index, load_synonyms
 
 
 @dataclass
@@ -29,10 +29,7 @@ def open_library(corpus_dir: str | Path, index_dir: str | Path, synonyms_path: s
                  rebuild: bool = False) -> Library:
     """Load the corpus, build the index when it is missing or stale (or `rebuild`), open it."""
     corpus = load_corpus(corpus_dir)
-    if rebuild:
-        build_index(index_docs(corpus), index_dir, corpus.version)
-    else:
-        ensure_index(lambda: index_docs(corpus), index_dir, corpus.version)
+    ensure_index(lambda: index_docs(corpus), index_dir, corpus.version, force=rebuild)
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
     return Library(corpus=corpus, index=SearchIndex(index_dir, synonyms))
 

@@ -34,8 +34,21 @@ from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
 
 from .textnorm import clean_query, fold, is_kana, squash, squash_map, to_katakana
 
-# Bump when the analysis changes: an index built by another version is rebuilt on start.
-ANALYZER_VERSION = "3"
+# Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
+# dictionary) is rebuilt on start.
+ANALYZER_VERSION = "4"
+
+
+def _analysis_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = [ANALYZER_VERSION]
+    for package in ("sudachipy", "sudachidict-core"):
+        try:
+            parts.append(f"{package}={version(package)}")
+        except PackageNotFoundError:
+            parts.append(f"{package}=?")
+    return " ".join(parts)
 
 _DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
 # Words that carry no meaning in a judge's query (normalized forms, folded).
@@ -213,7 +226,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
         json.dumps({f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}, ensure_ascii=False),
         encoding="utf-8",
     )
-    (tmp / "meta.json").write_text(json.dumps({"corpus": version, "analyzer": ANALYZER_VERSION, "sections": count}))
+    (tmp / "meta.json").write_text(json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count}))
     old = path.with_name(f".{path.name}.old-{os.getpid()}")
     if path.exists():
         path.rename(old)
@@ -228,21 +241,22 @@ def index_is_current(path: str | Path, version: str) -> bool:
         data = json.loads(meta.read_text())
     except (OSError, ValueError):
         return False
-    return data.get("corpus") == version and data.get("analyzer") == ANALYZER_VERSION
+    return data.get("corpus") == version and data.get("analyzer") == _analysis_version()
 
 
-def ensure_index(docs_factory, path: str | Path, version: str) -> bool:
-    """Build the index if it is missing or was built from another corpus; True when it was built.
+def ensure_index(docs_factory, path: str | Path, version: str, force: bool = False) -> bool:
+    """Build the index if it is missing or was built from another corpus (or `force`); True when built.
 
-    Several server processes may start at once: a file lock lets one build while the others wait.
+    Several server processes may start at once, or `judgeapp index` may run beside them: a file lock lets
+    one build while the others wait. A running server keeps the index it opened until it restarts.
     """
     path = Path(path)
-    if index_is_current(path, version):
+    if not force and index_is_current(path, version):
         return False
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path.with_name(f".{path.name}.lock"), "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if index_is_current(path, version):
+        if not force and index_is_current(path, version):
             return False
         build_index(docs_factory(), path, version)
         return True
@@ -276,10 +290,17 @@ class SearchIndex:
         self.analyzer = analyzer()
         # Each entry with its keys' dictionary forms, longest key first.
         self._synonym_entries = []
+        self._synonym_readings: list[tuple[str, list[str]]] = []
         for keys, means in self.synonyms:
             keys = sorted(keys, key=len, reverse=True)
             self._synonym_entries.append(
                 ([squash(k) for k in keys], [[w.forms[0] for w in self.analyzer.words(k)] for k in keys], means))
+            # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
+            for k in keys:
+                reading = "".join(w.reading for w in self.analyzer.words(k))
+                if len(reading) >= 3:
+                    self._synonym_readings.append((reading, means))
+
         self._local = threading.local()
 
     def _searcher(self):
@@ -333,7 +354,7 @@ class SearchIndex:
                 i += 1
         return pieces if covered >= 0.7 * len(k) else []
 
-    def _text_query(self, text: str, mode: str = "and") -> Q.Query | None:
+    def _text_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
         parts: list[Q.Query] = []
         for chunk in text.split():
             if is_kana(chunk):
@@ -346,7 +367,7 @@ class SearchIndex:
         if not parts:
             return None
         parts = parts[:24]
-        return Q.And(parts) if mode == "and" else Q.Or(parts)
+        return Q.And(parts, boost=boost) if mode == "and" else Q.Or(parts, boost=boost)
 
     def _synonym_texts(self, text: str) -> list[str]:
         """The query again with each judge's word replaced by the phrases the texts use for it.
@@ -377,6 +398,9 @@ class SearchIndex:
             if rest is not None:
                 rest = "" if is_kana(rest.replace(" ", "")) else rest.strip()
                 found.append((means, rest))
+        if not found and is_kana(s):
+            spoken = to_katakana(s)
+            found.extend((means, "") for reading, means in self._synonym_readings if reading in spoken)
         out: list[str] = []
         for means, rest in found:
             out.extend(f"{m} {rest}".strip() for m in means)
@@ -394,60 +418,74 @@ class SearchIndex:
 
     # running
 
+    def _game_docnums(self, s, game: str) -> frozenset[int]:
+        cache = self._local.__dict__.setdefault("game_docs", {})
+        if game not in cache:
+            cache[game] = frozenset(s.docs_for_query(Q.Term("game", game)))
+        return cache[game]
+
     def search(self, query: str, game: str | None = None, limit: int = 10) -> Results:
-        """Sections matching a judge's query, best first; never raises on what a user typed."""
+        """Sections matching a judge's query, best first; never raises on what a user typed.
+
+        Tiers, in order: the section number as typed; the words (all of them, with the synonym list's
+        phrases as weaker alternatives; any of them when all find nothing); the query as a character string.
+        """
         text = clean_query(query)
         limit = max(1, min(int(limit), 100))
         if not text:
             return Results(query=text, total=0, hits=[])
         s = self._searcher()
         flt = Q.Term("game", game) if game else None
-        seen: dict[str, tuple[dict, float]] = {}
-        terms: set[tuple[str, str]] = set()
+        found: dict[int, tuple[dict, float, set[tuple[str, str]]]] = {}
+        matching: set[int] = set()  # every matching section, for the total
 
-        def run(q: Q.Query | None, n: int, check=None) -> int:
+        def run(q: Q.Query | None, n: int, check=None, extra_terms=()) -> None:
             if q is None:
-                return 0
-            res = s.search(q, limit=n, filter=flt)
-            added = 0
+                return
+            res = s.search(q, limit=n, filter=flt, terms=True)
             for hit in res:
-                if hit["id"] in seen:
-                    continue
                 if check and not check(hit):
                     continue
-                seen[hit["id"]] = (hit.fields(), hit.score)
-                added += 1
-            if added:
-                terms.update((f, t.decode("utf-8") if isinstance(t, bytes) else t) for f, t in q.all_terms())
-            if check is not None:
-                return added
-            # Counting every match would run the query a second time; past the page, an estimate will do.
-            got = res.scored_length()
-            return got if got < n else max(got, q.estimate_size(s.reader()))
+                matching.add(hit.docnum)
+                if hit.docnum not in found:
+                    terms = {(f, t.decode("utf-8") if isinstance(t, bytes) else t) for f, t in hit.matched_terms()}
+                    found[hit.docnum] = (hit.fields(), hit.score, terms | set(extra_terms))
+            if check is None and res.scored_length() >= n:
+                # More match than the page shows: count them (the filter applied) for an exact total.
+                docs = set(s.docs_for_query(q))
+                matching.update(docs & self._game_docnums(s, game) if game else docs)
 
-        key = squash(text).replace("第", "第")
-        total = run(Q.Term("number", key), limit) if len(key) <= 12 else 0
-        alternatives = [q for q in [self._text_query(text)] + [self._text_query(t) for t in self._synonym_texts(text)] if q]
-        total += run(Q.Or(alternatives), limit) if alternatives else 0
-        if not seen:
-            total += run(self._text_query(text, mode="or"), limit)
+        key = squash(text)
+        if len(key) <= 12:
+            run(Q.Term("number", key), limit)
+        numbered = len(found)
+        alternatives = [self._text_query(text)] + [self._text_query(t, boost=0.4) for t in self._synonym_texts(text)]
+        alternatives = [q for q in alternatives if q is not None]
+        if alternatives:
+            run(Q.Or(alternatives), limit)
+        if len(found) == numbered:
+            run(self._text_query(text, mode="or"), limit)
         needle = squash(text)
-        if len(seen) < limit and len(needle) >= 2:
+        if len(found) < limit and len(needle) >= 2:
             def contiguous(hit) -> bool:
                 return needle in squash(hit["title_text"]) or needle in squash(hit["text"])
-            total += run(self._gram_query(text), max(limit * 3, 30), check=contiguous)
-            if needle:
-                terms.add(("needle", needle))
-        hits = [
-            Hit(id=f["id"], game=f["game"], doc=f["doc"], title=f["title_text"], doc_title=f["doc_title"],
-                snippet=self._snippet(f["text"] or f["title_text"], terms), score=round(score, 3))
-            for f, score in list(seen.values())[:limit]
-        ]
-        return Results(query=text, total=max(total, len(hits)), hits=hits)
+            run(self._gram_query(text), max(limit * 3, 30), check=contiguous, extra_terms=[("needle", needle)])
+        hits: list[Hit] = []
+        ranked = list(found.values())[:limit]
+        top = max((score for _, score, _ in ranked[numbered:]), default=0.0)
+        previous = float("inf")
+        for i, (f, score, terms) in enumerate(ranked):
+            # Scores follow the order: a number match ranks above every word match.
+            score = min(top + 1.0 if i < numbered else score, previous)
+            previous = score
+            hits.append(Hit(id=f["id"], game=f["game"], doc=f["doc"], title=f["title_text"],
+                            doc_title=f["doc_title"], score=round(score, 3),
+                            snippet=self._snippet(f["text"] or f["title_text"], terms, short=len(needle) <= 1)))
+        return Results(query=text, total=max(len(matching), len(hits)), hits=hits)
 
     # snippets
 
-    def _surfaces(self, terms: set[tuple[str, str]]) -> list[str]:
+    def _surfaces(self, terms: set[tuple[str, str]], short: bool = False) -> list[str]:
         out: set[str] = set()
         for field, term in terms:
             if field in ("words", "title"):
@@ -455,12 +493,13 @@ class SearchIndex:
                 out.update(self.lexicon["words"].get(term, ()))
             elif field == "reading":
                 out.update(self.lexicon["reading"].get(term, ()))
-        return sorted((x for x in out if x.strip()), key=len, reverse=True)[:300]
+        # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
+        return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
 
-    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110) -> str:
+    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
         folded = fold(text)
-        patterns = [re.escape(x) for x in self._surfaces(terms)]
+        patterns = [re.escape(x) for x in self._surfaces(terms, short)]
         patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
         spans: list[tuple[int, int]] = []
         if patterns:

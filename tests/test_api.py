@@ -43,10 +43,39 @@ def test_search_without_game_covers_all_games_and_limit_caps(client):
 
 
 def test_snippet_escapes_everything_but_mark(client):
-    for q in ["<script>", "スリーブ", "《超次元バイス・ホール》"]:
+    # 1c-i is the one section whose text has '>' (「レベル 1> 店舗トーナメント」).
+    r = client.get("/api/search", query_string={"q": "店舗トーナメント", "game": "tcg-taikai"}).get_json()
+    hit = next(h for h in r["results"] if h["id"] == "tcg-taikai/floor-rules/1c-i")
+    assert "&gt;" in hit["snippet"] and "<mark>" in hit["snippet"]
+    for q in ["スリーブ", "《超次元バイス・ホール》", "店舗"]:
         for r in client.get("/api/search", query_string={"q": q}).get_json()["results"]:
             tags = re.findall(r"</?([a-z]+)", r["snippet"])
             assert set(tags) <= {"mark"}, r["snippet"]
+
+
+def test_total_counts_each_matching_section_once_within_the_game(client, library):
+    data = client.get("/api/search", query_string={"q": "6b-iii", "game": "tcg-taikai"}).get_json()
+    assert data["results"][0]["id"] == "tcg-taikai/floor-rules/6b-iii"
+    small = client.get("/api/search", query_string={"q": "デッキ", "game": "lycee", "limit": 3}).get_json()
+    large = client.get("/api/search", query_string={"q": "デッキ", "game": "lycee", "limit": 100}).get_json()
+    assert small["total"] == large["total"] == len(large["results"])
+    lycee = [s for s in library.corpus.sections.values() if s.game == "lycee"]
+    assert small["total"] <= len(lycee)
+
+
+def test_scores_follow_the_order_and_numbers_come_first(client):
+    data = client.get("/api/search", query_string={"q": "第10章", "game": "ijinden"}).get_json()
+    assert data["results"][0]["id"] == "ijinden/floor-rules/ch10"
+    scores = [r["score"] for r in data["results"]]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_highlights_only_what_matched(client):
+    data = client.get("/api/search", query_string={"q": "ぼち", "game": "ijinden"}).get_json()
+    first = data["results"][0]
+    assert first["id"] == "ijinden/floor-rules/ch2"
+    assert "<mark>墓地</mark>" in first["snippet"]
+    assert "<mark>ち</mark>" not in first["snippet"]
 
 
 def test_section(client):
