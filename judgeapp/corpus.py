@@ -359,6 +359,10 @@ def render_section_html(corpus: Corpus, section: Section) -> Markup:
                 target = f"{doc.id}/{to_anchor(m)}"
                 if target in corpus.sections and target != section.id:
                     return f'<a class="xref" href="/rules/{target}">{m.group(0)}</a>'
+                if to_anchor is _XREF_PATTERNS[0][1]:
+                    # A chapter the document does not have (イジンデン's 「第 11 章」): say so, marked as ours.
+                    return (f'{m.group(0)}<small class="app-note">［judgeapp 注：この文書に'
+                            f'{m.group(0)}はありません］</small>')
                 return m.group(0)
             # Only link in text that does not already hold a link from an earlier pattern.
             pieces = _TAG_SPLIT_RE.split(part)

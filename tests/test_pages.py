@@ -53,6 +53,7 @@ def test_in_text_references_link_to_their_section(client):
     html = text_of(client.get("/rules/ijinden/floor-rules/ch9"))
     assert "第 11 章" in html
     assert "/rules/ijinden/floor-rules/ch11" not in html
+    assert "judgeapp 注：この文書に第 11 章はありません" in html
 
 
 def test_section_numbers_and_chapters_in_text_link(broken_corpus):
