@@ -326,7 +326,7 @@ class SearchIndex:
 
     def _kana_chunk_query(self, chunk: str) -> Q.Query | None:
         """A run of kana: the whole run as a word or a reading, or split into known readings."""
-        k = fold(to_katakana(chunk)).replace("ー", "ー")
+        k = fold(to_katakana(chunk))
         alts: list[Q.Query] = [
             Q.Term("words", k, boost=FIELD_BOOST["words"]),
             Q.Term("title", k, boost=FIELD_BOOST["title"]),
