@@ -32,10 +32,8 @@ def _secret_key(instance_path: str) -> str:
     raise RuntimeError(f"{path} is empty")
 
 
-def create_app(test_config: dict | None = None) -> Flask:
-    """Build the app: defaults, then instance config (or the test mapping), then the library, then blueprints."""
-    app = Flask(__name__, instance_relative_config=True, template_folder=str(ROOT / "templates"),
-                static_folder=None)
+def load_settings(app: Flask, test_config: dict | None = None) -> None:
+    """Defaults, then the instance config and JUDGEAPP_* environment (or the test mapping)."""
     Path(app.instance_path).mkdir(parents=True, exist_ok=True)
     app.config.from_mapping(
         CORPUS_DIR=str(ROOT / "rules_corpus"),
@@ -44,13 +42,19 @@ def create_app(test_config: dict | None = None) -> Flask:
         MAX_CONTENT_LENGTH=1024 * 1024,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        JSON_AS_ASCII=False,
     )
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)
         app.config.from_prefixed_env("JUDGEAPP")
     else:
         app.config.from_mapping(test_config)
+
+
+def create_app(test_config: dict | None = None) -> Flask:
+    """Build the app: defaults, then instance config (or the test mapping), then the library, then blueprints."""
+    app = Flask(__name__, instance_relative_config=True, template_folder=str(ROOT / "templates"),
+                static_folder=None)
+    load_settings(app, test_config)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.instance_path)
     app.json.ensure_ascii = False

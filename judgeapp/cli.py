@@ -39,21 +39,19 @@ def index() -> None:
 
     from flask import Flask
 
-    from .library import index_docs
+    from . import load_settings
     from .corpus import load_corpus
+    from .library import index_docs
     from .search import ensure_index
 
-    # The same settings as the app, without building the app (which would build the index first).
-    flask_app = Flask("judgeapp", instance_relative_config=True, instance_path=str(ROOT / "instance"))
-    flask_app.config.from_mapping(CORPUS_DIR=str(ROOT / "rules_corpus"),
-                                  INDEX_DIR=str(ROOT / "instance" / "search-index"))
-    flask_app.config.from_pyfile("config.py", silent=True)
-    flask_app.config.from_prefixed_env("JUDGEAPP")
-    corpus = load_corpus(flask_app.config["CORPUS_DIR"])
+    # The app's settings, without building the app (which would build the index first).
+    settings = Flask("judgeapp", instance_relative_config=True, instance_path=str(ROOT / "instance"))
+    load_settings(settings)
+    corpus = load_corpus(settings.config["CORPUS_DIR"])
     start = time.perf_counter()
-    ensure_index(lambda: index_docs(corpus), flask_app.config["INDEX_DIR"], corpus.version, force=True)
+    ensure_index(lambda: index_docs(corpus), settings.config["INDEX_DIR"], corpus.version, force=True)
     click.echo(f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
-               f"→ {flask_app.config['INDEX_DIR']}")
+               f"→ {settings.config['INDEX_DIR']}")
 
 
 @main.command()
