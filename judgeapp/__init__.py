@@ -38,7 +38,9 @@ def load_settings(app: Flask, test_config: dict | None = None) -> None:
     app.config.from_mapping(
         CORPUS_DIR=str(ROOT / "rules_corpus"),
         SYNONYMS_PATH=str(ROOT / "rules_corpus" / "synonyms.yaml"),
+        INFRACTIONS_DIR=str(ROOT / "infractions"),
         INDEX_DIR=str(Path(app.instance_path) / "search-index"),
+        SITUATION_INDEX_DIR=str(Path(app.instance_path) / "situation-index"),
         MAX_CONTENT_LENGTH=1024 * 1024,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
@@ -62,12 +64,18 @@ def create_app(test_config: dict | None = None) -> Flask:
     from .library import open_library
 
     app.extensions["judgeapp.library"] = open_library(
-        app.config["CORPUS_DIR"], app.config["INDEX_DIR"], app.config["SYNONYMS_PATH"]
+        app.config["CORPUS_DIR"], app.config["INDEX_DIR"], app.config["SYNONYMS_PATH"],
+        infractions_dir=app.config["INFRACTIONS_DIR"], situation_index_dir=app.config["SITUATION_INDEX_DIR"],
     )
 
-    from . import api, errors, rules
+    from flask_wtf.csrf import CSRFProtect
 
+    from . import api, errors, rules, wizard
+
+    csrf = CSRFProtect(app)  # every form; the JSON API is not cookie-authenticated and is exempt
+    csrf.exempt(api.bp)
     app.register_blueprint(errors.bp)
     app.register_blueprint(rules.bp)
+    app.register_blueprint(wizard.bp)
     app.register_blueprint(api.bp, url_prefix="/api")
     return app

@@ -41,7 +41,8 @@ def index() -> None:
 
     from . import load_settings
     from .corpus import load_corpus
-    from .library import index_docs
+    from .library import index_docs, situation_docs
+    from .policy import load_policies
     from .search import ensure_index
 
     # The app's settings, without building the app (which would build the index first).
@@ -52,6 +53,11 @@ def index() -> None:
     ensure_index(lambda: index_docs(corpus), settings.config["INDEX_DIR"], corpus.version, force=True)
     click.echo(f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
                f"→ {settings.config['INDEX_DIR']}")
+    policies = load_policies(settings.config["INFRACTIONS_DIR"], corpus)
+    ensure_index(lambda: situation_docs(policies), settings.config["SITUATION_INDEX_DIR"], policies.version,
+                 force=True)
+    click.echo(f"indexed {sum(len(p.infractions) for p in policies.games.values())} infractions "
+               f"→ {settings.config['SITUATION_INDEX_DIR']}")
 
 
 @main.command()
@@ -78,16 +84,41 @@ def search(query: str, game: str | None, limit: int, as_json: bool) -> None:
 @main.command()
 @click.option("--corpus", "corpus_dir", default=str(ROOT / "rules_corpus"), show_default=True,
               type=click.Path(file_okay=False))
-def check(corpus_dir: str) -> None:
-    """Validate the corpus (and, later, the infraction data); exit 1 with every problem listed."""
+@click.option("--infractions", "infractions_dir", default=str(ROOT / "infractions"), show_default=True,
+              type=click.Path(file_okay=False))
+def check(corpus_dir: str, infractions_dir: str) -> None:
+    """Validate the corpus and the infraction data (every citation's quote too); exit 1 listing every problem."""
     from .corpus import CorpusError, load_corpus
+    from .decks import load_deck_rules
+    from .policy import PolicyError, load_policies
 
     try:
         corpus = load_corpus(corpus_dir)
     except CorpusError as exc:
-        for p in exc.problems:
-            click.echo(f"✗ {p}", err=True)
-        click.echo(f"{len(exc.problems)} problem(s) found.", err=True)
-        sys.exit(1)
+        _fail(exc.problems)
     click.echo(f"✓ corpus: {len(corpus.games)} games, {len(corpus.documents)} documents, "
                f"{len(corpus.sections)} sections")
+    try:
+        policies = load_policies(infractions_dir, corpus)
+    except PolicyError as exc:
+        _fail(exc.problems)
+    deck_problems: list[str] = []
+    decks = load_deck_rules(infractions_dir, corpus, policies, deck_problems)
+    if deck_problems:
+        _fail(deck_problems)
+    for d in decks.values():
+        click.echo(f"✓ {d.game}: {len(d.file.rules)} deck rules, {len(d.listed)} listed cards match the corpus")
+    for p in policies.games.values():
+        cites = sum(len(i.citations) for i in p.infractions.values())
+        click.echo(f"✓ {p.game}: {len(p.infractions)} infractions ({cites} citations checked), "
+                   f"{len(p.nodes)} wizard nodes, depth {p.depth}, {len(p.training.scenarios)} scenarios")
+    missing = sorted(set(corpus.games) - set(policies.games))
+    if missing:
+        _fail([f"{infractions_dir}: no policy for {', '.join(missing)}"])
+
+
+def _fail(problems: list[str]) -> None:
+    for p in problems:
+        click.echo(f"✗ {p}", err=True)
+    click.echo(f"{len(problems)} problem(s) found.", err=True)
+    sys.exit(1)

@@ -1,4 +1,5 @@
-"""The rules library: the loaded corpus and its search index, shared by views, the API and the CLI."""
+"""The rules library: the loaded corpus, the policies and their search indexes, shared by views, the API
+and the CLI. Read-only once loaded: several processes can serve from the same files."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from pathlib import Path
 from flask import current_app
 
 from .corpus import Corpus, load_corpus
+from .decks import DeckRules, load_deck_rules
+from .policy import Policies, PolicyError, load_policies
 from .search import IndexDoc, SearchIndex, ensure_index, load_synonyms
 
 
@@ -15,6 +18,9 @@ from .search import IndexDoc, SearchIndex, ensure_index, load_synonyms
 class Library:
     corpus: Corpus
     index: SearchIndex
+    policies: Policies | None = None
+    situations: SearchIndex | None = None  # the infractions, searched as a judge describes a situation
+    decks: dict[str, DeckRules] | None = None  # each game's deck construction rules
 
 
 def index_docs(corpus: Corpus):
@@ -25,13 +31,40 @@ def index_docs(corpus: Corpus):
                        title=section.title, doc_title=doc.title, text=section.text)
 
 
+def situation_docs(policies: Policies):
+    """Every infraction as the situation lookup sees it: its name, description, judges' words and the
+    wizard answers that lead to it."""
+    for policy in policies.games.values():
+        leads: dict[str, list[str]] = {}
+        for node in policy.nodes.values():
+            for a in node.answers:
+                if a.outcome:
+                    leads.setdefault(a.outcome, []).append(a.label)
+        for inf in policy.infractions.values():
+            text = "\n".join([inf.description, "、".join(inf.keywords), *leads.get(inf.id, [])])
+            yield IndexDoc(id=f"{policy.game}/{inf.id}", game=policy.game, doc="infractions", anchor="",
+                           title=inf.name, doc_title=policy.name, text=text)
+
+
 def open_library(corpus_dir: str | Path, index_dir: str | Path, synonyms_path: str | Path | None = None,
-                 rebuild: bool = False) -> Library:
-    """Load the corpus, build the index when it is missing or stale (or `rebuild`), open it."""
+                 rebuild: bool = False, infractions_dir: str | Path | None = None,
+                 situation_index_dir: str | Path | None = None) -> Library:
+    """Load the corpus (and the policies), build the indexes when missing or stale (or `rebuild`), open them."""
     corpus = load_corpus(corpus_dir)
     ensure_index(lambda: index_docs(corpus), index_dir, corpus.version, force=rebuild)
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
-    return Library(corpus=corpus, index=SearchIndex(index_dir, synonyms))
+    lib = Library(corpus=corpus, index=SearchIndex(index_dir, synonyms))
+    if infractions_dir is not None:
+        policies = load_policies(infractions_dir, corpus)
+        problems: list[str] = []
+        lib.decks = load_deck_rules(infractions_dir, corpus, policies, problems)
+        if problems:
+            raise PolicyError(problems)
+        situation_index_dir = situation_index_dir or Path(index_dir).with_name("situation-index")
+        ensure_index(lambda: situation_docs(policies), situation_index_dir, policies.version, force=rebuild)
+        lib.policies = policies
+        lib.situations = SearchIndex(situation_index_dir, synonyms)
+    return lib
 
 
 def current_library() -> Library:

@@ -30,7 +30,8 @@ def index_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def app(index_dir, tmp_path):
-    return create_app({"TESTING": True, "SECRET_KEY": "test", "INDEX_DIR": str(index_dir)})
+    return create_app({"TESTING": True, "SECRET_KEY": "test", "INDEX_DIR": str(index_dir),
+                       "SITUATION_INDEX_DIR": str(index_dir.with_name("situations"))})
 
 
 @pytest.fixture
@@ -53,6 +54,14 @@ def broken_corpus(tmp_path) -> Path:
     """A writable copy of the real corpus, for tests that break it on purpose."""
     target = tmp_path / "rules_corpus"
     shutil.copytree(ROOT / "rules_corpus", target)
+    return target
+
+
+@pytest.fixture
+def broken_infractions(tmp_path) -> Path:
+    """A writable copy of the real infraction data, for tests that break it on purpose."""
+    target = tmp_path / "infractions"
+    shutil.copytree(ROOT / "infractions", target)
     return target
 
 

@@ -21,3 +21,23 @@ def test_search_tardiness_and_open_the_lycee_hit(phone, live_server, tmp_path):
     # Nothing sticks out sideways on a phone.
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
     phone.screenshot(path=str(tmp_path / "section.png"))
+
+
+def test_wizard_to_an_outcome_in_four_taps_and_open_its_citation(phone, live_server, tmp_path):
+    phone.goto(live_server + "/")
+    taps = 0
+    phone.click("a[href='/wizard/ijinden']")
+    taps += 1
+    while "/wizard/ijinden/" not in phone.url:
+        phone.locator("ul.answers a").first.click()
+        taps += 1
+        phone.wait_for_load_state()
+    assert taps <= 4
+    assert phone.locator(".verdict .penalty").inner_text()
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    phone.screenshot(path=str(tmp_path / "outcome.png"), full_page=True)
+    cite = phone.locator("ul.cites a").first
+    href = cite.get_attribute("href")
+    cite.click()
+    phone.wait_for_url("**" + href)
+    assert phone.locator("h1").inner_text()

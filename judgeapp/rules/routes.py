@@ -41,7 +41,9 @@ def search_params() -> tuple[str, str | None, int]:
 def home():
     """Which game? And search at once."""
     corpus = current_library().corpus
-    return render_template("rules/home.html", games=corpus.games.values(), game=chosen_game())
+    policies = current_library().policies
+    return render_template("rules/home.html", games=corpus.games.values(), game=chosen_game(),
+                           policies=policies.games if policies else {})
 
 
 @bp.get("/rules/<game_id>")

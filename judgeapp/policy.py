@@ -1,0 +1,535 @@
+"""Each game's penalty policy, read from `infractions/<game>/` (docs/infractions.md).
+
+A policy is data, not code: the levels the text names, its direct consequences, its accumulation and upgrade
+rules, its infractions with their citations, the wizard's question tree and the training scenarios. It is
+loaded strictly at start-up and by `judgeapp check`: unknown keys, duplicate ids, unknown levels, citations
+whose quote does not stand in the cited section, unreachable or dead-end nodes and cycles all fail with the
+file and the key named.
+
+The standing engine (`standing()`) is the one place that says what a player's record comes to; the
+consequence preview, the API, the event records and the tests all call it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .corpus import Corpus
+
+ID_RE = r"^[a-z0-9][a-z0-9-]*$"
+RESERVED_NODE_IDS = {"at", "q", "next", "run", "a", "game", "infraction_id"}
+NO_RULE_LABEL = "規定なし（ヘッドジャッジの判断）"
+
+
+class PolicyError(Exception):
+    """The infraction data breaks its format; `problems` lists each one as 'file: key: message'."""
+
+    def __init__(self, problems: list[str]):
+        super().__init__("\n".join(problems))
+        self.problems = problems
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Citation(Strict):
+    """A section id and a short quote that must stand, word for word, in that section's own text."""
+
+    section: str = Field(min_length=1)
+    quote: str = Field(min_length=2, max_length=200)
+
+
+class Level(Strict):
+    """A penalty level as the text names it (イジンデン ①【注意】, Lycee 注意 = N)."""
+
+    id: str = Field(pattern=ID_RE)
+    label: str = Field(min_length=1)  # as the text writes it: 注意
+    mark: str = Field(min_length=1)  # short mark: N, ①
+    description: str = Field(min_length=1)
+    removes: bool = False  # the player takes no further part in the event (失格)
+    ends_game: bool = False  # the current game ends at once
+    restricted_to: str | None = None  # who alone may issue it, in the text's words
+    grant: str | None = Field(default=None, pattern=ID_RE)  # the permission the organizer grants for it
+    citations: list[Citation] = Field(min_length=1)
+
+
+class Consequence(Strict):
+    """A direct consequence that is not a level: ゲームの敗北, 出場停止 1 年, 会場からの退出."""
+
+    id: str = Field(pattern=ID_RE)
+    label: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    removes: bool = False
+    citations: list[Citation] = Field(min_length=1)
+
+
+class Rule(Strict):
+    """An accumulation or upgrade rule.
+
+    converts: every `count` of `level` count as one of `to` (Lycee: 注意 2 = 警告 1).
+    removes: reaching `count` of `level` (after conversions) removes the player (Lycee: 警告 2).
+    upgrade: from the `count`-th `level` on, the judge *may* upgrade to one of `to_any` (イジンデン).
+    """
+
+    id: str = Field(pattern=ID_RE)
+    kind: Literal["converts", "removes", "upgrade"]
+    level: str
+    count: int = Field(ge=1, le=10)
+    to: str | None = None
+    to_any: list[str] = []
+    automatic: bool
+    text: str = Field(min_length=1)  # the rule in plain words
+    citations: list[Citation] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _shape(self):
+        if self.kind == "converts" and (not self.to or self.to_any):
+            raise ValueError("converts needs 'to' (one level) and no 'to_any'")
+        if self.kind == "upgrade" and (not self.to_any or self.to):
+            raise ValueError("upgrade needs 'to_any' (levels) and no 'to'")
+        if self.kind == "removes" and (self.to or self.to_any):
+            raise ValueError("removes takes neither 'to' nor 'to_any'")
+        if self.kind == "upgrade" and self.automatic:
+            raise ValueError("an upgrade the text leaves to the judge cannot be automatic")
+        return self
+
+
+class Infraction(Strict):
+    """A situation and what the text prescribes for it."""
+
+    id: str = Field(pattern=ID_RE)
+    name: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    keywords: list[str] = []  # judges' words for the situation lookup
+    penalty: str | None  # a level id, a consequence id, or null where the text prescribes none
+    discretion: bool  # the text leaves the level (or whether to penalise) to the judge
+    discretion_note: str | None = None  # what is left to the judge, in plain words
+    head_judge: bool = False  # the text decides nothing: the decision goes to the head judge
+    procedure: bool = False  # not a penalty: the text prescribes a procedure (time-out, a drop), see remedy
+    remedy: str | None = None  # what the judge does at the table
+    also: list[str] = []  # what else happens, in plain words
+    also_consequences: list[str] = []  # consequence ids that follow as well
+    citations: list[Citation] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _shape(self):
+        if self.penalty is None and not (self.discretion or self.head_judge or self.procedure):
+            raise ValueError("with no penalty, say discretion, head_judge or procedure: true")
+        if self.procedure and (self.penalty is not None or not self.remedy):
+            raise ValueError("procedure: true takes no penalty and needs the remedy (the procedure)")
+        if (self.discretion or self.head_judge) and not self.discretion_note:
+            raise ValueError("discretion_note: say in plain words what the text leaves to the judge")
+        return self
+
+
+class Answer(Strict):
+    id: str = Field(pattern=ID_RE)
+    label: str = Field(min_length=1)
+    hint: str | None = None
+    next: str | None = None  # another node's id
+    outcome: str | None = None  # an infraction id
+
+    @model_validator(mode="after")
+    def _one_target(self):
+        if (self.next is None) == (self.outcome is None):
+            raise ValueError("an answer leads either to 'next' (a node) or to 'outcome' (an infraction)")
+        return self
+
+
+class Node(Strict):
+    id: str = Field(pattern=ID_RE)
+    question: str = Field(min_length=1)
+    help: str | None = None
+    answers: list[Answer] = Field(min_length=1)
+
+
+class WizardFile(Strict):
+    """`wizard.yaml`: the question tree, from `start` to infractions."""
+
+    start: str
+    nodes: list[Node] = Field(min_length=1)
+
+
+class PolicyFile(Strict):
+    """`policy.yaml`."""
+
+    game: str
+    name: str = Field(min_length=1)
+    ladder: bool  # the text has penalty levels
+    summary: str = Field(min_length=1)
+    gaps: list[str] = []  # what the text does not decide, in plain words
+    competitive_question: bool = False  # the wizard may ask 競技/一般 (tcg-taikai)
+    levels: list[Level] = []
+    consequences: list[Consequence] = []
+    rules: list[Rule] = []
+    infractions: list[Infraction] = Field(min_length=1)
+
+
+class Scenario(Strict):
+    id: str = Field(pattern=ID_RE)
+    situation: str = Field(min_length=1)
+    infraction: str  # the infraction id that answers it
+    reasoning: str = Field(min_length=1)
+
+
+class TrainingFile(Strict):
+    """`training.yaml`: practice scenarios drawn from the same infractions."""
+
+    note: str | None = None  # e.g. the text decides few cases
+    scenarios: list[Scenario] = Field(min_length=1)
+
+
+# --- the loaded model ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Policy:
+    game: str
+    file: PolicyFile
+    wizard: WizardFile
+    training: TrainingFile
+    levels: dict[str, Level]
+    consequences: dict[str, Consequence]
+    infractions: dict[str, Infraction]
+    nodes: dict[str, Node]
+    depth: int = 0  # the most answers from the start to an outcome
+    parents: dict[str, tuple[str, str]] = field(default_factory=dict)  # infraction → first (node, answer)
+
+    @property
+    def name(self) -> str:
+        return self.file.name
+
+    def penalty_label(self, infraction: Infraction) -> str | None:
+        """The penalty as the API reports it: the level's or consequence's label, or None."""
+        if infraction.penalty is None:
+            return None
+        item = self.levels.get(infraction.penalty) or self.consequences[infraction.penalty]
+        return item.label
+
+    def penalty_text(self, infraction: Infraction) -> str:
+        """For a badge: the label, ペナルティなし for a procedure, 規定なし where the text prescribes none."""
+        return self.penalty_label(infraction) or ("ペナルティなし" if infraction.procedure else "規定なし")
+
+    def penalty_item(self, infraction: Infraction) -> Level | Consequence | None:
+        if infraction.penalty is None:
+            return None
+        return self.levels.get(infraction.penalty) or self.consequences.get(infraction.penalty)
+
+    def resolve(self, name: str) -> Level | Consequence | None:
+        """A level or consequence by id, label, mark or the text's bracketed form (【警告】, ②, W, w)."""
+        key = _key(name)
+        for item in list(self.levels.values()) + list(self.consequences.values()):
+            names = {item.id, item.label}
+            if isinstance(item, Level):
+                names |= {item.mark, f"{item.mark}{item.label}", f"{item.mark}【{item.label}】"}
+            if key in {_key(n) for n in names}:
+                return item
+        return None
+
+
+@dataclass
+class Policies:
+    games: dict[str, Policy]
+    version: str
+
+    def get(self, game: str) -> Policy | None:
+        return self.games.get(game)
+
+    def infraction(self, full_id: str) -> tuple[Policy, Infraction] | None:
+        game, _, iid = full_id.partition("/")
+        policy = self.games.get(game)
+        if policy and iid in policy.infractions:
+            return policy, policy.infractions[iid]
+        return None
+
+
+def _key(name: str) -> str:
+    s = unicodedata.normalize("NFKC", str(name)).strip().lower()
+    return s.strip("【】[]「」")
+
+
+def _squash_ws(s: str) -> str:
+    return re.sub(r"\s+", "", unicodedata.normalize("NFKC", s))
+
+
+def _loc(loc: tuple) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top)"
+
+
+def _read(path: Path, model, problems: list[str]):
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        problems.append(f"{path}: missing")
+        return None
+    except yaml.YAMLError as exc:
+        problems.append(f"{path}: not valid YAML: {exc}".replace("\n", " "))
+        return None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        for err in exc.errors():
+            problems.append(f"{path}: {_loc(err['loc'])}: {err['msg']}")
+        return None
+
+
+def _check_citations(where: str, citations: list[Citation], corpus: Corpus, game: str, problems: list[str]):
+    for i, c in enumerate(citations):
+        section = corpus.sections.get(c.section)
+        if section is None:
+            problems.append(f"{where}.citations[{i}].section: no section '{c.section}' in the corpus")
+            continue
+        if section.game != game:
+            problems.append(f"{where}.citations[{i}].section: '{c.section}' belongs to another game "
+                            f"({section.game}); a policy cites only its own game's text")
+            continue
+        if _squash_ws(c.quote) not in _squash_ws(section.text):
+            problems.append(f"{where}.citations[{i}].quote: 「{c.quote}」 does not stand in {c.section}")
+
+
+def _duplicates(where: str, ids: list[str], problems: list[str]) -> None:
+    seen: set[str] = set()
+    for i in ids:
+        if i in seen:
+            problems.append(f"{where}: duplicate id '{i}'")
+        seen.add(i)
+
+
+def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | None:
+    game = folder.name
+    before = len(problems)
+    pf = _read(folder / "policy.yaml", PolicyFile, problems)
+    wf = _read(folder / "wizard.yaml", WizardFile, problems)
+    tf = _read(folder / "training.yaml", TrainingFile, problems)
+    if pf is None or wf is None or tf is None:
+        return None
+    p, w, t = folder / "policy.yaml", folder / "wizard.yaml", folder / "training.yaml"
+    if pf.game != game:
+        problems.append(f"{p}: game: '{pf.game}' but the folder is '{game}'")
+    if game not in corpus.games:
+        problems.append(f"{p}: game: no game '{game}' in the corpus")
+    if pf.ladder and not pf.levels:
+        problems.append(f"{p}: levels: ladder: true needs the text's levels")
+    if not pf.ladder and pf.levels:
+        problems.append(f"{p}: levels: ladder: false takes no levels")
+    _duplicates(f"{p}: levels/consequences",
+                [x.id for x in pf.levels] + [x.id for x in pf.consequences], problems)
+    _duplicates(f"{p}: rules", [x.id for x in pf.rules], problems)
+    _duplicates(f"{p}: infractions", [x.id for x in pf.infractions], problems)
+    _duplicates(f"{w}: nodes", [x.id for x in wf.nodes], problems)
+    _duplicates(f"{t}: scenarios", [x.id for x in tf.scenarios], problems)
+    levels = {x.id: x for x in pf.levels}
+    consequences = {x.id: x for x in pf.consequences}
+    infractions = {x.id: x for x in pf.infractions}
+    nodes = {x.id: x for x in wf.nodes}
+
+    for i, x in enumerate(pf.levels):
+        _check_citations(f"{p}: levels[{i}]", x.citations, corpus, game, problems)
+    for i, x in enumerate(pf.consequences):
+        _check_citations(f"{p}: consequences[{i}]", x.citations, corpus, game, problems)
+    for i, r in enumerate(pf.rules):
+        where = f"{p}: rules[{i}]"
+        _check_citations(where, r.citations, corpus, game, problems)
+        for key, lid in [("level", r.level), ("to", r.to)] + [("to_any", x) for x in r.to_any]:
+            if lid is not None and lid not in levels:
+                problems.append(f"{where}.{key}: unknown level '{lid}' (levels: {', '.join(levels) or 'none'})")
+    for i, x in enumerate(pf.infractions):
+        where = f"{p}: infractions[{i}]"
+        if x.penalty is not None and x.penalty not in levels and x.penalty not in consequences:
+            problems.append(f"{where}.penalty: unknown level '{x.penalty}' "
+                            f"(levels and consequences: {', '.join(list(levels) + list(consequences))})")
+        for j, c in enumerate(x.also_consequences):
+            if c not in consequences:
+                problems.append(f"{where}.also_consequences[{j}]: unknown consequence '{c}'")
+        _check_citations(where, x.citations, corpus, game, problems)
+
+    # The tree: every target exists, every node is reachable from the start, no cycles, every infraction is
+    # an outcome somewhere (or the situation lookup alone would find it: that is allowed, but not a dead end).
+    for n in wf.nodes:
+        if n.id in RESERVED_NODE_IDS:
+            problems.append(f"{w}: nodes[{n.id}]: '{n.id}' is reserved (it is a key of the wizard's URLs)")
+    if wf.start not in nodes:
+        problems.append(f"{w}: start: unknown node '{wf.start}'")
+    for n in wf.nodes:
+        _duplicates(f"{w}: nodes[{n.id}].answers", [a.id for a in n.answers], problems)
+        for a in n.answers:
+            if a.next is not None and a.next not in nodes:
+                problems.append(f"{w}: nodes[{n.id}].answers[{a.id}].next: unknown node '{a.next}'")
+            if a.outcome is not None and a.outcome not in infractions:
+                problems.append(f"{w}: nodes[{n.id}].answers[{a.id}].outcome: unknown infraction '{a.outcome}'")
+    depth = 0
+    parents: dict[str, tuple[str, str]] = {}
+    if wf.start in nodes:
+        reached: set[str] = set()
+        on_path: list[str] = []
+
+        def walk(nid: str, d: int) -> None:
+            nonlocal depth
+            if nid in on_path:
+                problems.append(f"{w}: nodes[{nid}]: cycle {' → '.join(on_path[on_path.index(nid):] + [nid])}")
+                return
+            if nid not in nodes:
+                return
+            reached.add(nid)
+            on_path.append(nid)
+            for a in nodes[nid].answers:
+                if a.next is not None:
+                    walk(a.next, d + 1)
+                elif a.outcome is not None:
+                    depth = max(depth, d + 1)
+                    parents.setdefault(a.outcome, (nid, a.id))
+            on_path.pop()
+
+        walk(wf.start, 0)
+        for n in wf.nodes:
+            if n.id not in reached:
+                problems.append(f"{w}: nodes[{n.id}]: unreachable from start '{wf.start}'")
+        for iid in infractions:
+            if iid not in parents:
+                problems.append(f"{w}: infraction '{iid}' is not an outcome of any answer")
+
+    for i, s in enumerate(tf.scenarios):
+        if s.infraction not in infractions:
+            problems.append(f"{t}: scenarios[{i}].infraction: unknown infraction '{s.infraction}'")
+    if len(problems) > before:
+        return None
+    return Policy(game=game, file=pf, wizard=wf, training=tf, levels=levels, consequences=consequences,
+                  infractions=infractions, nodes=nodes, depth=depth, parents=parents)
+
+
+def load_policies(directory: str | Path, corpus: Corpus) -> Policies:
+    """Read every `infractions/<game>/`; raise PolicyError listing every problem."""
+    directory = Path(directory)
+    problems: list[str] = []
+    games: dict[str, Policy] = {}
+    digest = hashlib.sha256()
+    if not directory.is_dir():
+        raise PolicyError([f"{directory}: no such folder"])
+    for folder in sorted(x for x in directory.iterdir() if x.is_dir() and not x.name.startswith((".", "_"))):
+        for name in ("policy.yaml", "wizard.yaml", "training.yaml"):
+            f = folder / name
+            if f.exists():
+                digest.update(f"{folder.name}/{name}\0".encode() + f.read_bytes())
+        policy = _load_policy(folder, corpus, problems)
+        if policy is not None:
+            games[folder.name] = policy
+    if problems:
+        raise PolicyError(problems)
+    return Policies(games=games, version=f"{corpus.version}:{digest.hexdigest()[:16]}")
+
+
+# --- the standing engine -------------------------------------------------------------------------------
+
+
+@dataclass
+class Step:
+    after: str
+    effective: dict[str, int]
+    removed: bool
+    notes: list[str]
+    upgrades: list[dict]
+
+
+@dataclass
+class Standing:
+    counts: dict[str, int]
+    effective: dict[str, int]
+    removed: bool
+    steps: list[Step]
+    notes: list[str]
+
+
+class StandingError(ValueError):
+    """A penalty the policy does not know (the message is Japanese, for the judge)."""
+
+
+def standing(policy: Policy, penalties: list[str]) -> Standing:
+    """What a player's penalties come to under the game's rules, step by step.
+
+    Automatic rules apply as the text has them (Lycee: two 注意 count as one 警告; two 警告 remove the player).
+    Upgrades the text leaves to the judge never apply by themselves: they come back as `upgrades` and notes,
+    for the judge to decide.
+    """
+    items = []
+    for i, name in enumerate(penalties):
+        item = policy.resolve(str(name))
+        if item is None:
+            known = "、".join([lv.label for lv in policy.levels.values()] +
+                             [c.label for c in policy.consequences.values()])
+            if not policy.file.ladder:
+                raise StandingError(f"{i + 1} 件目「{str(name)[:40]}」: {policy.name}にはペナルティの段階がありません。"
+                                    f"記録できるのは {known or '（なし）'} です。")
+            raise StandingError(f"{i + 1} 件目「{str(name)[:40]}」はこのゲームのペナルティにありません。"
+                                f"使えるのは {known} です。")
+        items.append(item)
+
+    order = list(policy.levels.values()) + list(policy.consequences.values())
+    counts: dict[str, int] = {}
+    removed = False
+    steps: list[Step] = []
+    for item in items:
+        counts[item.label] = counts.get(item.label, 0) + 1
+        effective = {k: v for k, v in counts.items()}
+        notes: list[str] = []
+        upgrades: list[dict] = []
+        for rule in policy.file.rules:
+            level = policy.levels[rule.level]
+            if rule.kind == "converts":
+                n = effective.get(level.label, 0)
+                if n >= rule.count:
+                    to = policy.levels[rule.to]
+                    effective[level.label] = n % rule.count
+                    effective[to.label] = effective.get(to.label, 0) + n // rule.count
+                    if item.label == level.label and n % rule.count == 0:
+                        notes.append(f"{level.label} {n} 点は {to.label} {n // rule.count} 点に相当します（{rule.text}）。")
+            elif rule.kind == "removes":
+                if effective.get(level.label, 0) >= rule.count and not removed:
+                    removed = True
+                    notes.append(f"{level.label}が {effective[level.label]} 点になりました。{rule.text}")
+            elif rule.kind == "upgrade" and item.label == level.label and counts[level.label] >= rule.count:
+                targets = [policy.levels[x].label for x in rule.to_any]
+                upgrades.append({"from": level.label, "to": targets, "automatic": False, "rule": rule.id})
+                notes.append(f"{level.label}は {counts[level.label]} 回目です。{rule.text}"
+                             f"格上げするかどうかはジャッジの判断で、自動では変わりません。")
+        if getattr(item, "removes", False) and not removed:
+            removed = True
+            notes.append(f"{item.label}: {item.description}")
+        effective = {x.label: effective[x.label] for x in order if effective.get(x.label)}
+        steps.append(Step(after=item.label, effective=effective, removed=removed, notes=notes, upgrades=upgrades))
+
+    final_notes: list[str] = []
+    if not policy.file.ladder:
+        final_notes.append(f"{policy.name}にはペナルティの段階と累積の規定がありません。")
+    for rule in policy.file.rules:
+        if not rule.automatic:
+            final_notes.append(rule.text)
+    return Standing(
+        counts={x.label: counts[x.label] for x in order if counts.get(x.label)},
+        effective=steps[-1].effective if steps else {},
+        removed=removed,
+        steps=steps,
+        notes=final_notes,
+    )
+
+
+def standing_json(s: Standing) -> dict:
+    return {
+        "counts": s.counts,
+        "effective": s.effective,
+        "removed": s.removed,
+        "steps": [{"after": st.after, "effective": st.effective, "removed": st.removed, "notes": st.notes,
+                   "upgrades": st.upgrades} for st in s.steps],
+        "notes": s.notes,
+    }

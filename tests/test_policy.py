@@ -1,0 +1,253 @@
+"""The infraction data: strict loading, citations checked against the corpus, the trees' structure, the
+standing engine over the sequences table, and the situation lookup over the situations table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from judgeapp import ROOT, create_app
+from judgeapp.cli import main as cli
+from judgeapp.corpus import load_corpus
+from judgeapp.policy import PolicyError, load_policies, standing
+
+from .conftest import load_cases
+
+GAMES = ["tcg-taikai", "ijinden", "lycee", "dm-senshu"]
+SITUATIONS = load_cases("situations.yaml")
+STANDINGS = load_cases("standings.yaml")
+
+
+@pytest.fixture(scope="module")
+def policies():
+    return load_policies(ROOT / "infractions", load_corpus(ROOT / "rules_corpus"))
+
+
+# --- judgeapp check ----------------------------------------------------------------------------------
+
+
+def test_check_passes_on_the_data(runner):
+    result = runner.invoke(cli, ["check"])
+    assert result.exit_code == 0, result.output
+    for game in GAMES:
+        assert f"✓ {game}:" in result.output
+
+
+def _edit(path: Path, change) -> None:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+
+def _check(runner, folder: Path):
+    result = runner.invoke(cli, ["check", "--infractions", str(folder)])
+    assert result.exit_code == 1
+    return result.output
+
+
+def test_check_names_a_broken_citation(runner, broken_infractions):
+    def change(d):
+        d["infractions"][0]["citations"][0]["quote"] = "どこにも書かれていない文言"
+    _edit(broken_infractions / "lycee" / "policy.yaml", change)
+    out = _check(runner, broken_infractions)
+    assert "lycee/policy.yaml: infractions[0].citations[0].quote: 「どこにも書かれていない文言」 does not stand in" in out
+
+
+def test_check_names_a_citation_of_another_game(runner, broken_infractions):
+    def change(d):
+        d["infractions"][0]["citations"][0] = {"section": "ijinden/floor-rules/ch10-1", "quote": "イベントの間"}
+    _edit(broken_infractions / "lycee" / "policy.yaml", change)
+    assert "belongs to another game (ijinden)" in _check(runner, broken_infractions)
+
+
+def test_check_names_an_unknown_section(runner, broken_infractions):
+    def change(d):
+        d["infractions"][0]["citations"][0]["section"] = "lycee/guideline/nowhere"
+    _edit(broken_infractions / "lycee" / "policy.yaml", change)
+    assert "infractions[0].citations[0].section: no section 'lycee/guideline/nowhere'" in _check(runner, broken_infractions)
+
+
+def test_check_names_an_unreachable_node(runner, broken_infractions):
+    def change(d):
+        d["nodes"].append({"id": "orphan", "question": "どこからも来ない質問",
+                           "answers": [{"id": "x", "label": "x", "outcome": d["nodes"][0]["answers"][0].get("outcome")
+                                        or next(a["outcome"] for n in d["nodes"] for a in n["answers"] if a.get("outcome"))}]})
+    _edit(broken_infractions / "ijinden" / "wizard.yaml", change)
+    assert "ijinden/wizard.yaml: nodes[orphan]: unreachable from start" in _check(runner, broken_infractions)
+
+
+def test_check_names_an_unknown_level(runner, broken_infractions):
+    def change(d):
+        d["infractions"][0]["penalty"] = "yellow-card"
+    _edit(broken_infractions / "ijinden" / "policy.yaml", change)
+    assert "ijinden/policy.yaml: infractions[0].penalty: unknown level 'yellow-card'" in _check(runner, broken_infractions)
+
+
+def test_check_names_a_cycle(runner, broken_infractions):
+    def change(d):
+        start = d["start"]
+        node = next(n for n in d["nodes"] if n["id"] != start)
+        node["answers"][0] = {"id": node["answers"][0]["id"], "label": "戻る", "next": start}
+    _edit(broken_infractions / "ijinden" / "wizard.yaml", change)
+    assert "cycle" in _check(runner, broken_infractions)
+
+
+def test_check_names_a_dead_end_node(runner, broken_infractions):
+    def change(d):
+        d["nodes"][0]["answers"] = []
+    _edit(broken_infractions / "dm-senshu" / "wizard.yaml", change)
+    assert "dm-senshu/wizard.yaml: nodes[0].answers:" in _check(runner, broken_infractions)
+
+
+def test_check_names_unknown_keys_and_duplicates(runner, broken_infractions):
+    def change(d):
+        d["infractions"][0]["severity"] = "high"
+        d["infractions"].append(dict(d["infractions"][1]))
+    _edit(broken_infractions / "tcg-taikai" / "policy.yaml", change)
+    out = _check(runner, broken_infractions)
+    assert "tcg-taikai/policy.yaml: infractions[0].severity: Extra inputs are not permitted" in out
+
+
+def test_check_names_a_duplicate_id(runner, broken_infractions):
+    def change(d):
+        d["infractions"].append(dict(d["infractions"][1]))
+    _edit(broken_infractions / "tcg-taikai" / "policy.yaml", change)
+    assert "duplicate id" in _check(runner, broken_infractions)
+
+
+def test_the_app_refuses_to_start_on_broken_data(broken_infractions, tmp_path):
+    def change(d):
+        d["infractions"][0]["penalty"] = "yellow-card"
+    _edit(broken_infractions / "lycee" / "policy.yaml", change)
+    with pytest.raises(PolicyError):
+        create_app({"TESTING": True, "SECRET_KEY": "t", "INFRACTIONS_DIR": str(broken_infractions),
+                    "INDEX_DIR": str(tmp_path / "ix"), "SITUATION_INDEX_DIR": str(tmp_path / "six")})
+
+
+# --- structure of every game's data ----------------------------------------------------------------------
+
+
+def test_every_game_has_a_policy(policies):
+    assert sorted(policies.games) == sorted(GAMES)
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_every_outcome_cites_its_game_and_is_reachable_in_three_answers(policies, game):
+    p = policies.games[game]
+    assert p.depth <= 3, "four taps from home: one to the game's wizard, at most three answers"
+    for inf in p.infractions.values():
+        assert inf.citations
+        assert all(c.section.startswith(f"{game}/") for c in inf.citations)
+        assert inf.id in p.parents
+    assert not {"at", "q", "next", "run", "a"} & set(p.nodes)
+
+
+def test_games_without_a_ladder_have_no_levels(policies):
+    for game in ("tcg-taikai", "dm-senshu"):
+        p = policies.games[game]
+        assert not p.file.ladder and not p.levels and p.file.gaps
+        # No level borrowed from another game: nothing is 注意/警告 here.
+        assert not {inf.penalty for inf in p.infractions.values()} & {"caution", "warning", "notice"}
+
+
+def test_lycee_maps_no_infraction_to_n_or_w(policies):
+    """The guideline names a penalty guideline it does not include: N or W is the head judge's call."""
+    p = policies.games["lycee"]
+    assert {lv.mark for lv in p.levels.values()} == {"N", "W"}
+    for inf in p.infractions.values():
+        assert inf.penalty not in p.levels, inf.id
+
+
+def test_ijinden_levels_and_who_may_give_a_defeat(policies):
+    p = policies.games["ijinden"]
+    assert [lv.label for lv in p.levels.values()] == ["注意", "警告", "敗北", "失格"]
+    defeat = p.resolve("敗北")
+    assert defeat.restricted_to and defeat.grant and defeat.ends_game
+    assert p.resolve("失格").removes
+    assert all(not r.automatic for r in p.file.rules)
+
+
+def test_no_rule_means_the_head_judge(policies):
+    for p in policies.games.values():
+        for inf in p.infractions.values():
+            if inf.penalty is None:
+                assert inf.head_judge or inf.discretion or inf.procedure
+                assert inf.discretion_note or inf.procedure
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_training_has_scenarios_for_every_game(policies, game):
+    p = policies.games[game]
+    assert len(p.training.scenarios) >= 5
+    assert all(s.infraction in p.infractions for s in p.training.scenarios)
+
+
+# --- the standing engine over the sequences table ----------------------------------------------------------
+
+
+def test_standings_table_is_large_enough():
+    games = [r["game"] for r in STANDINGS]
+    assert games.count("lycee") >= 8 and games.count("ijinden") >= 5
+
+
+@pytest.mark.parametrize("row", STANDINGS, ids=lambda r: f"{r['game']}:{','.join(r['penalties'])}")
+def test_standing_at_every_step_through_the_api(client, row):
+    resp = client.post(f"/api/policies/{row['game']}/standing", json={"penalties": row["penalties"]})
+    assert resp.status_code == 200, resp.get_json()
+    data = resp.get_json()
+    assert len(data["steps"]) == len(row["steps"])
+    for i, (got, want) in enumerate(zip(data["steps"], row["steps"]), 1):
+        assert got["effective"] == want["effective"], f"step {i}"
+        assert got["removed"] == want["removed"], f"step {i}"
+        assert bool(got["upgrades"]) == bool(want.get("upgrade", False)), f"step {i}"
+    assert data["removed"] == row["steps"][-1]["removed"]
+    assert data["effective"] == row["steps"][-1]["effective"]
+
+
+def test_lycee_n_w_n_removes_at_the_third_step(policies):
+    s = standing(policies.games["lycee"], ["N", "W", "N"])
+    assert [st.removed for st in s.steps] == [False, False, True]
+    assert s.counts == {"注意": 2, "警告": 1} and s.effective == {"警告": 2}
+    assert any("除外" in n for n in s.steps[2].notes)
+
+
+def test_ijinden_two_warnings_prompt_the_judge_and_change_nothing(policies):
+    s = standing(policies.games["ijinden"], ["警告", "②"])
+    assert not s.removed and s.effective == {"警告": 2}
+    assert s.steps[1].upgrades and not s.steps[1].upgrades[0]["automatic"]
+    assert set(s.steps[1].upgrades[0]["to"]) == {"敗北", "失格"}
+
+
+# --- the situation lookup over the situations table ----------------------------------------------------------
+
+
+def _matches(result: dict, case: dict) -> bool:
+    return result["penalty"] == case["penalty"] and case["section"] in result["citations"]
+
+
+def test_situations_table_covers_every_game():
+    games = [c["game"] for c in SITUATIONS]
+    assert len(SITUATIONS) >= 50 and all(games.count(g) >= 8 for g in GAMES)
+
+
+def test_situation_lookup_quality(client):
+    first = top3 = 0
+    misses = []
+    for case in SITUATIONS:
+        resp = client.get("/api/infractions", query_string={"game": case["game"], "q": case["q"], "limit": 3})
+        results = resp.get_json()["results"]
+        if results and _matches(results[0], case):
+            first += 1
+        if any(_matches(r, case) for r in results):
+            top3 += 1
+        else:
+            misses.append(f"{case['game']} {case['q']!r}: want {case['penalty']} @ {case['section']}, got "
+                          f"{[(r['id'], r['penalty']) for r in results]}")
+    n = len(SITUATIONS)
+    print(f"\nsituations: first {first}/{n} = {first / n:.1%}, top 3 {top3}/{n} = {top3 / n:.1%}")
+    for m in misses:
+        print("  miss:", m)
+    assert top3 / n >= 0.90, misses
+    assert first / n >= 0.75, misses
