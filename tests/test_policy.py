@@ -17,6 +17,8 @@ from .conftest import load_cases
 
 GAMES = ["tcg-taikai", "ijinden", "lycee", "dm-senshu"]
 SITUATIONS = load_cases("situations.yaml")
+# Written afterwards by someone who saw neither the data nor the first table: the honest figure.
+HOLDOUT = load_cases("situations_holdout.yaml")
 STANDINGS = load_cases("standings.yaml")
 
 
@@ -232,10 +234,12 @@ def test_situations_table_covers_every_game():
     assert len(SITUATIONS) >= 50 and all(games.count(g) >= 8 for g in GAMES)
 
 
-def test_situation_lookup_quality(client):
+@pytest.mark.parametrize("table", ["situations", "holdout"])
+def test_situation_lookup_quality(client, table):
+    cases = SITUATIONS if table == "situations" else HOLDOUT
     first = top3 = 0
     misses = []
-    for case in SITUATIONS:
+    for case in cases:
         resp = client.get("/api/infractions", query_string={"game": case["game"], "q": case["q"], "limit": 3})
         results = resp.get_json()["results"]
         if results and _matches(results[0], case):
@@ -245,8 +249,8 @@ def test_situation_lookup_quality(client):
         else:
             misses.append(f"{case['game']} {case['q']!r}: want {case['penalty']} @ {case['section']}, got "
                           f"{[(r['id'], r['penalty']) for r in results]}")
-    n = len(SITUATIONS)
-    print(f"\nsituations: first {first}/{n} = {first / n:.1%}, top 3 {top3}/{n} = {top3 / n:.1%}")
+    n = len(cases)
+    print(f"\n{table}: first {first}/{n} = {first / n:.1%}, top 3 {top3}/{n} = {top3 / n:.1%}")
     for m in misses:
         print("  miss:", m)
     assert top3 / n >= 0.90, misses
