@@ -41,6 +41,8 @@ def load_settings(app: Flask, test_config: dict | None = None) -> None:
         INFRACTIONS_DIR=str(ROOT / "infractions"),
         INDEX_DIR=str(Path(app.instance_path) / "search-index"),
         SITUATION_INDEX_DIR=str(Path(app.instance_path) / "situation-index"),
+        DATABASE_URL=os.environ.get("DATABASE_URL") or f"sqlite:///{Path(app.instance_path) / 'judgeapp.db'}",
+        PERMANENT_SESSION_LIFETIME=16 * 3600,  # an event day
         MAX_CONTENT_LENGTH=1024 * 1024,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
@@ -71,11 +73,16 @@ def create_app(test_config: dict | None = None) -> Flask:
     from flask_wtf.csrf import CSRFProtect
 
     from . import api, errors, rules, wizard
+    from .events import routes as event_routes
+    from .events.db import Database
+
+    app.extensions["judgeapp.db"] = Database(app.config["DATABASE_URL"])
 
     csrf = CSRFProtect(app)  # every form; the JSON API is not cookie-authenticated and is exempt
     csrf.exempt(api.bp)
     app.register_blueprint(errors.bp)
     app.register_blueprint(rules.bp)
     app.register_blueprint(wizard.bp)
+    app.register_blueprint(event_routes.bp)
     app.register_blueprint(api.bp, url_prefix="/api")
     return app

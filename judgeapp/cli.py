@@ -27,9 +27,31 @@ def serve(host: str, port: int, threads: int) -> None:
     from . import create_app
 
     app = create_app()
+    app.extensions["judgeapp.db"].upgrade()  # the schema is brought up to date before serving
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
     click.echo(f"judgeapp is ready: http://{shown}:{port}/  (Ctrl+C to stop)")
     waitress_serve(app, host=host, port=port, threads=threads, ident="judgeapp")
+
+
+@main.group()
+def db() -> None:
+    """The event-records database (DATABASE_URL; SQLite in the instance folder by default)."""
+
+
+@db.command("upgrade")
+@click.option("--revision", default="head", show_default=True)
+def db_upgrade(revision: str) -> None:
+    """Apply the migrations (safe to run again: it does nothing when the schema is current)."""
+    from flask import Flask
+
+    from . import load_settings
+    from .events.db import upgrade
+
+    settings = Flask("judgeapp", instance_relative_config=True, instance_path=str(ROOT / "instance"))
+    load_settings(settings)
+    url = settings.config["DATABASE_URL"]
+    upgrade(url, revision=revision)
+    click.echo(f"database is at revision {revision}: {url.split('@')[-1]}")
 
 
 @main.command()
@@ -122,3 +144,7 @@ def _fail(problems: list[str]) -> None:
         click.echo(f"✗ {p}", err=True)
     click.echo(f"{len(problems)} problem(s) found.", err=True)
     sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

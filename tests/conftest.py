@@ -18,6 +18,16 @@ CASES_DIR = Path(__file__).parent / "cases"
 CHROMIUM_CANDIDATES = [os.environ.get("CHROMIUM_PATH", ""), "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 
 
+def form_post(client, url: str, data: dict, page: str | None = None, **kw):
+    """Post a form as a browser does: read the page's CSRF token first."""
+    import re
+
+    html = client.get(page or url).get_data(as_text=True)
+    m = re.search(r'name="csrf_token" value="([^"]+)"', html)
+    assert m, f"no CSRF token on {page or url}"
+    return client.post(url, data={"csrf_token": m.group(1), **data}, **kw)
+
+
 def load_cases(name: str):
     return yaml.safe_load((CASES_DIR / name).read_text(encoding="utf-8"))
 
@@ -28,10 +38,52 @@ def index_dir(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("search") / "index"
 
 
+DEFAULT_TEST_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def make_app(index_dir: Path, database_url: str, **extra):
+    app = create_app({"TESTING": True, "SECRET_KEY": "test", "INDEX_DIR": str(index_dir),
+                      "SITUATION_INDEX_DIR": str(index_dir.with_name("situations")), "DATABASE_URL": database_url,
+                      **extra})
+    app.extensions["judgeapp.db"].upgrade()
+    return app
+
+
 @pytest.fixture
 def app(index_dir, tmp_path):
-    return create_app({"TESTING": True, "SECRET_KEY": "test", "INDEX_DIR": str(index_dir),
-                       "SITUATION_INDEX_DIR": str(index_dir.with_name("situations"))})
+    app = make_app(index_dir, f"sqlite:///{tmp_path / 'judgeapp.db'}")
+    yield app
+    app.extensions["judgeapp.db"].dispose()
+
+
+def postgres_url() -> str:
+    """TEST_DATABASE_URL (required: CI sets it), else this machine's server if it answers, else skip."""
+    from sqlalchemy import create_engine, text
+
+    url = os.environ.get("TEST_DATABASE_URL")
+    required = bool(url)
+    url = url or DEFAULT_TEST_PG
+    try:
+        engine = create_engine(url, connect_args={"connect_timeout": 3})
+        with engine.begin() as conn:
+            conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
+            conn.execute(text("CREATE SCHEMA public"))
+        engine.dispose()
+    except Exception as exc:  # noqa: BLE001 — any failure to reach the server
+        msg = f"PostgreSQL not reachable at {url.split('@')[-1]} ({type(exc).__name__})"
+        if required:
+            pytest.fail(msg + " — TEST_DATABASE_URL is set, so the PostgreSQL tests are required")
+        pytest.skip(msg + "; set TEST_DATABASE_URL to run the PostgreSQL tests")
+    return url
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def db_app(request, index_dir, tmp_path):
+    """The app on each database: SQLite always, PostgreSQL when reachable (required when TEST_DATABASE_URL is set)."""
+    url = f"sqlite:///{tmp_path / 'judgeapp.db'}" if request.param == "sqlite" else postgres_url()
+    app = make_app(index_dir, url)
+    yield app
+    app.extensions["judgeapp.db"].dispose()
 
 
 @pytest.fixture

@@ -4,4 +4,4 @@ from flask import Blueprint
 
 bp = Blueprint("api", __name__)
 
-from . import routes  # noqa: E402,F401
+from . import events, routes  # noqa: E402,F401

@@ -163,12 +163,26 @@ def outcome(game: str, infraction_id: str):
         except StandingError as exc:  # not reachable with ids from the policy itself
             raise JudgeappError(str(exc), 400, "bad_prior") from None
     resp = render_template(
-        "wizard/outcome.html", policy=policy, game_obj=lib.corpus.games[game], inf=infraction, path=path,
+        "wizard/outcome.html", record_url=record_url(game, infraction_id, path_params(path)), policy=policy, game_obj=lib.corpus.games[game], inf=infraction, path=path,
         back=back_url(policy, path), changes=change_urls(policy, path), penalty=item,
         corpus=lib.corpus, preview=preview, prior=prior_counts, path_params=path_params(path),
         also=[policy.consequences[c] for c in infraction.also_consequences],
     )
     return remember_game(make_response(resp), game)
+
+
+def record_url(game: str, infraction_id: str, answers: dict[str, str]) -> str | None:
+    """"Record it" for a judge signed in to an event of this game."""
+    from ..events.auth import current_db, current_staff
+    from ..events.service import PERMISSIONS, get_event
+
+    staff = current_staff()
+    if staff is None or staff.role not in PERMISSIONS["record"]:
+        return None
+    if get_event(current_db(), staff.event_id).game != game:
+        return None
+    return url_for("events.record", event_id=staff.event_id, infraction=f"{game}/{infraction_id}",
+                   **{f"a.{k}": v for k, v in answers.items()})
 
 
 # --- training ----------------------------------------------------------------------------------------

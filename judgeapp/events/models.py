@@ -1,0 +1,169 @@
+"""Event records in SQLAlchemy 2.x: events, staff, players, penalty records, voids, appeals and decisions,
+and the audit log.
+
+Nothing is ever updated in place or deleted: a record is corrected by a new row (a void, an appeal decision),
+and every change writes an audit entry. The only columns that change after insert are the sign-in throttle of
+a staff member, their grants and their API token (each change audited).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime, timezone
+
+from sqlalchemy import (JSON, Date, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, CheckConstraint)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+ROLES = {
+    "organizer": "主催者",
+    "head_judge": "ヘッドジャッジ",
+    "floor_judge": "フロアジャッジ",
+    "scorekeeper": "スコアキーパー",
+}
+LEVELS = {"competitive": "競技", "casual": "一般"}
+
+
+class Event(Base):
+    __tablename__ = "events"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(120))
+    game: Mapped[str] = mapped_column(String(40))
+    held_on: Mapped[date] = mapped_column(Date)
+    level: Mapped[str] = mapped_column(String(20))  # competitive | casual
+    tier: Mapped[int | None] = mapped_column(Integer, nullable=True)  # tcg-taikai 階層レベル 1–5
+    rounds: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    staff: Mapped[list[Staff]] = relationship(back_populates="event", order_by="Staff.id")
+    __table_args__ = (CheckConstraint("level in ('competitive', 'casual')", name="event_level"),)
+
+
+class Staff(Base):
+    __tablename__ = "staff"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    name: Mapped[str] = mapped_column(String(60))
+    role: Mapped[str] = mapped_column(String(20))
+    passcode_hash: Mapped[str] = mapped_column(String(255))
+    token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
+    grants: Mapped[list] = mapped_column(JSON, default=list)  # permissions the organizer granted
+    failed_signins: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    event: Mapped[Event] = relationship(back_populates="staff")
+    __table_args__ = (UniqueConstraint("event_id", "name", name="staff_name_unique"),)
+
+    @property
+    def role_label(self) -> str:
+        return ROLES.get(self.role, self.role)
+
+
+class Player(Base):
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    number: Mapped[str] = mapped_column(String(40))
+    name: Mapped[str] = mapped_column(String(80))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (UniqueConstraint("event_id", "number", name="player_number_unique"),)
+
+
+class Penalty(Base):
+    """One penalty as the floor judge recorded it. Never changed: see Void and Appeal."""
+
+    __tablename__ = "penalties"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    seq: Mapped[int] = mapped_column(Integer)  # the player's n-th record: serialises concurrent recording
+    round: Mapped[int] = mapped_column(Integer)
+    infraction: Mapped[str | None] = mapped_column(String(120), nullable=True)  # "<game>/<infraction id>"
+    level: Mapped[str] = mapped_column(String(60))  # a level or consequence id of the policy
+    level_label: Mapped[str] = mapped_column(String(60))
+    facts: Mapped[str] = mapped_column(Text)
+    notes: Mapped[str] = mapped_column(Text, default="")
+    citations: Mapped[list] = mapped_column(JSON, default=list)  # [{"section", "quote"}]
+    corpus_version: Mapped[str] = mapped_column(String(80))
+    answers: Mapped[dict] = mapped_column(JSON, default=dict)  # the wizard's answers {node: answer}
+    judge_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    judge: Mapped[Staff] = relationship(lazy="joined")
+    player: Mapped[Player] = relationship(lazy="joined")
+    __table_args__ = (UniqueConstraint("player_id", "seq", name="penalty_player_seq_unique"),)
+
+
+class Void(Base):
+    """A head judge's void of a record (a wrong player, a duplicate): the record stays, marked void."""
+
+    __tablename__ = "voids"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    penalty_id: Mapped[int] = mapped_column(ForeignKey("penalties.id"), unique=True)
+    reason: Mapped[str] = mapped_column(Text)
+    by_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    by: Mapped[Staff] = relationship(lazy="joined")
+
+
+class Appeal(Base):
+    """A player's appeal of a floor judge's ruling; one per record (a second appeal is refused)."""
+
+    __tablename__ = "appeals"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    penalty_id: Mapped[int] = mapped_column(ForeignKey("penalties.id"), unique=True)
+    grounds: Mapped[str] = mapped_column(Text)
+    recorded_by_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    penalty: Mapped[Penalty] = relationship(lazy="joined")
+    recorded_by: Mapped[Staff] = relationship(lazy="joined")
+
+
+class Decision(Base):
+    """The head judge's decision on an appeal: final (one per appeal)."""
+
+    __tablename__ = "decisions"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    appeal_id: Mapped[int] = mapped_column(ForeignKey("appeals.id"), unique=True)
+    outcome: Mapped[str] = mapped_column(String(20))  # uphold | change | overturn
+    new_level: Mapped[str | None] = mapped_column(String(60), nullable=True)
+    new_level_label: Mapped[str | None] = mapped_column(String(60), nullable=True)
+    reason: Mapped[str] = mapped_column(Text)
+    by_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    by: Mapped[Staff] = relationship(lazy="joined")
+    __table_args__ = (CheckConstraint("outcome in ('uphold', 'change', 'overturn')", name="decision_outcome"),)
+
+
+class AuditEntry(Base):
+    __tablename__ = "audit"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    staff_id: Mapped[int | None] = mapped_column(ForeignKey("staff.id"), nullable=True)
+    action: Mapped[str] = mapped_column(String(40))
+    target: Mapped[str] = mapped_column(String(80))
+    detail: Mapped[dict] = mapped_column(JSON, default=dict)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    staff: Mapped[Staff | None] = relationship(lazy="joined")

@@ -1,0 +1,289 @@
+"""Event pages: the event list and a new event, sign-in, the head judge's view, players, recording a penalty
+(from a wizard outcome or directly, with a preview of the standing), a record with its void, appeal and
+decision, staff and grants, the audit log and the exports."""
+
+from __future__ import annotations
+
+import json
+
+from flask import Blueprint, Response, flash, redirect, render_template, request, session, url_for
+
+from ..errors import JudgeappError
+from ..library import current_library
+from . import service
+from .auth import current_db, current_staff, page_staff, sign_in_session
+from .models import LEVELS, ROLES
+
+bp = Blueprint("events", __name__)
+
+
+def _policy(event):
+    return current_library().policies.games[event.game]
+
+
+def _form_error(template: str, exc: JudgeappError, **ctx):
+    """Show the form again with the message; nothing was written."""
+    return render_template(template, error=exc.message, form=request.form, **ctx), exc.status
+
+
+@bp.get("/events")
+def index():
+    lib = current_library()
+    return render_template("events/index.html", events=service.list_events(current_db()),
+                           games=lib.corpus.games, staff=current_staff())
+
+
+@bp.route("/events/new", methods=["GET", "POST"])
+def new():
+    lib = current_library()
+    ctx = dict(games=lib.corpus.games, policies=lib.policies.games, levels=LEVELS)
+    if request.method == "GET":
+        return render_template("events/new.html", form={}, **ctx)
+    try:
+        ev, organizer, token = service.create_event(current_db(), lib.policies, request.form)
+    except JudgeappError as exc:
+        return _form_error("events/new.html", exc, **ctx)
+    sign_in_session(organizer)
+    return render_template("events/created.html", event=ev, organizer=organizer, token=token)
+
+
+@bp.route("/events/<int:event_id>/signin", methods=["GET", "POST"])
+def signin(event_id: int):
+    db = current_db()
+    ev = service.get_event(db, event_id)
+    names = [s.name for s in service.list_staff(db, event_id)]
+    nxt = request.values.get("next", "")
+    if not nxt.startswith("/") or nxt.startswith("//"):
+        nxt = url_for("events.show", event_id=event_id)
+    if request.method == "GET":
+        return render_template("events/signin.html", event=ev, names=names, form={}, next=nxt)
+    try:
+        staff = service.sign_in(db, event_id, request.form.get("name", ""), request.form.get("passcode", ""))
+    except JudgeappError as exc:
+        return _form_error("events/signin.html", exc, event=ev, names=names, next=nxt)
+    sign_in_session(staff)
+    return redirect(nxt)
+
+
+@bp.post("/events/signout")
+def signout():
+    session.clear()
+    return redirect(url_for("events.index"))
+
+
+@bp.get("/events/<int:event_id>")
+def show(event_id: int):
+    """The head judge's view: appeals waiting, players over the line, every record with filters."""
+    db = current_db()
+    staff = page_staff(event_id)
+    ev = service.get_event(db, event_id)
+    policy = _policy(ev)
+
+    def num(name):
+        v = request.args.get(name, "")
+        return int(v) if v.isdigit() else None
+
+    level = request.args.get("level") or None
+    records = service.event_records(db, event_id, player=num("player"), round_=num("round"), judge=num("judge"),
+                                    level=level)
+    return render_template(
+        "events/show.html", event=ev, staff=staff, policy=policy, records=records,
+        appeals=service.pending_appeals(db, event_id), over=service.players_over_the_line(db, policy, event_id),
+        staff_list=service.list_staff(db, event_id), filters=request.args, levels=LEVELS,
+    )
+
+
+# --- players ----------------------------------------------------------------------------------------------
+
+
+@bp.route("/events/<int:event_id>/players", methods=["GET", "POST"])
+def players(event_id: int):
+    db = current_db()
+    staff = page_staff(event_id)
+    ev = service.get_event(db, event_id)
+    q = request.args.get("q", "")
+    ctx = dict(event=ev, staff=staff, q=q)
+    if request.method == "POST":
+        try:
+            if request.form.get("mode") == "list" or request.files.get("file"):
+                upload = request.files.get("file")
+                text = upload.read().decode("utf-8-sig", errors="strict") if upload and upload.filename else \
+                    request.form.get("list", "")
+                added = service.import_players(db, staff, service.parse_player_list(text))
+            else:
+                added = [service.add_player(db, staff, request.form.get("number"), request.form.get("name"))]
+        except UnicodeDecodeError:
+            exc = JudgeappError("CSV は UTF-8 で保存してください。", 400, "bad_encoding")
+            return _form_error("events/players.html", exc, players=service.find_players(db, event_id, q), **ctx)
+        except JudgeappError as exc:
+            return _form_error("events/players.html", exc, players=service.find_players(db, event_id, q), **ctx)
+        flash(f"{len(added)} 人を登録しました。")
+        return redirect(url_for("events.players", event_id=event_id))
+    return render_template("events/players.html", players=service.find_players(db, event_id, q), form={}, **ctx)
+
+
+@bp.get("/events/<int:event_id>/players/<int:player_id>")
+def player(event_id: int, player_id: int):
+    db = current_db()
+    staff = page_staff(event_id)
+    ev = service.get_event(db, event_id)
+    pl = service.get_player(db, event_id, player_id)
+    rec = service.player_record(db, _policy(ev), pl)
+    return render_template("events/player.html", event=ev, staff=staff, rec=rec, policy=_policy(ev),
+                           printable=request.args.get("print") == "1")
+
+
+# --- recording --------------------------------------------------------------------------------------------
+
+
+@bp.route("/events/<int:event_id>/record", methods=["GET", "POST"])
+def record(event_id: int):
+    """Player, round, infraction, level and facts; then the standing it leads to; then confirm."""
+    db = current_db()
+    staff = page_staff(event_id, "record")
+    ev = service.get_event(db, event_id)
+    policy = _policy(ev)
+    lib = current_library()
+    src = request.form if request.method == "POST" else request.args
+    infraction_id = src.get("infraction", "")
+    iid = infraction_id.split("/", 1)[-1]
+    inf = policy.infractions.get(iid)
+    answers = {k[2:]: v for k, v in src.items() if k.startswith("a.")}
+    form = dict(src)
+    if inf and "level" not in form and inf.penalty:
+        form["level"] = inf.penalty
+    ctx = dict(event=ev, staff=staff, policy=policy, inf=inf, answers=answers, corpus=lib.corpus,
+               players=service.find_players(db, event_id, src.get("q", "")) if not src.get("player") else [],
+               chosen=None)
+    if src.get("player"):
+        try:
+            ctx["chosen"] = service.get_player(db, event_id, src.get("player"))
+        except JudgeappError as exc:
+            return _form_error("events/record.html", exc, **ctx)
+    if request.method == "GET":
+        return render_template("events/record.html", form=form, **ctx)
+    data = dict(request.form)
+    data["answers"] = answers
+    try:
+        if request.form.get("action") != "confirm":
+            if ctx["chosen"] is None:
+                raise JudgeappError("選手を選んでください。", 400, "missing_field")
+            service._int(data.get("round", ""), "ラウンド", 1, ev.rounds)
+            service._clean(data.get("facts"), "事実（何が起きたか）", 2000)
+            current, after = service.preview(db, policy, ctx["chosen"], data.get("level", ""))
+            return render_template("events/record.html", form=form, preview=after, current=current,
+                                   level_item=policy.resolve(data["level"]), **ctx)
+        p = service.record_penalty(db, lib.policies, staff, data, lib.policies.version)
+    except JudgeappError as exc:
+        return _form_error("events/record.html", exc, **ctx)
+    flash(f"記録しました：{p.level_label}（第 {p.round} ラウンド）")
+    return redirect(url_for("events.player", event_id=event_id, player_id=p.player_id))
+
+
+@bp.get("/events/<int:event_id>/records/<int:record_id>")
+def record_detail(event_id: int, record_id: int):
+    db = current_db()
+    staff = page_staff(event_id)
+    ev = service.get_event(db, event_id)
+    view = service.get_record(db, event_id, record_id)
+    return render_template("events/record_detail.html", event=ev, staff=staff, v=view, policy=_policy(ev),
+                           corpus=current_library().corpus, form={}, perms=service.PERMISSIONS)
+
+
+def _record_action(event_id: int, record_id: int, permission: str, action):
+    db = current_db()
+    staff = page_staff(event_id, permission)
+    try:
+        message = action(db, staff)
+    except JudgeappError as exc:
+        ev = service.get_event(db, event_id)
+        view = service.get_record(db, event_id, record_id)
+        return render_template("events/record_detail.html", event=ev, staff=staff, v=view, policy=_policy(ev),
+                               corpus=current_library().corpus, error=exc.message, form=request.form,
+                               perms=service.PERMISSIONS), exc.status
+    flash(message)
+    return redirect(url_for("events.record_detail", event_id=event_id, record_id=record_id))
+
+
+@bp.post("/events/<int:event_id>/records/<int:record_id>/void")
+def void(event_id: int, record_id: int):
+    return _record_action(event_id, record_id, "void", lambda db, st: (
+        service.void_record(db, st, record_id, request.form.get("reason")), "記録を無効にしました。")[1])
+
+
+@bp.post("/events/<int:event_id>/records/<int:record_id>/appeal")
+def appeal(event_id: int, record_id: int):
+    return _record_action(event_id, record_id, "appeal", lambda db, st: (
+        service.file_appeal(db, st, record_id, request.form.get("grounds")), "上告を記録しました。ヘッドジャッジが裁定します。")[1])
+
+
+@bp.post("/events/<int:event_id>/records/<int:record_id>/decide")
+def decide(event_id: int, record_id: int):
+    def act(db, st):
+        view = service.get_record(db, event_id, record_id)
+        if view.appeal is None:
+            raise JudgeappError("この記録には上告がありません。", 409, "no_appeal")
+        service.decide_appeal(db, current_library().policies, st, view.appeal.id, request.form)
+        return "裁定を記録しました。この裁定は最終決定です。"
+    return _record_action(event_id, record_id, "decide", act)
+
+
+# --- staff, audit, export -----------------------------------------------------------------------------------
+
+
+@bp.route("/events/<int:event_id>/staff", methods=["GET", "POST"])
+def staff_page(event_id: int):
+    db = current_db()
+    staff = page_staff(event_id)
+    ev = service.get_event(db, event_id)
+    policy = _policy(ev)
+    grants = [lv for lv in policy.levels.values() if lv.grant]
+    token = None
+    error = None
+    if request.method == "POST":
+        try:
+            action = request.form.get("action")
+            if action == "add":
+                service.add_staff(db, staff, request.form)
+                flash("スタッフを追加しました。")
+            elif action == "grants":
+                service.set_grants(db, staff, int(request.form.get("staff", 0) or 0), request.form.getlist("grants"))
+                flash("権限を変更しました。")
+            elif action == "token":
+                token = service.issue_token(db, staff, int(request.form.get("staff", 0) or 0))
+            else:
+                raise JudgeappError("操作を選んでください。", 400, "bad_action")
+        except JudgeappError as exc:
+            error = exc
+        if error is None and token is None:
+            return redirect(url_for("events.staff_page", event_id=event_id))
+    return render_template("events/staff.html", event=ev, staff=staff, staff_list=service.list_staff(db, event_id),
+                           roles=ROLES, grants=grants, token=token, error=error.message if error else None,
+                           form=request.form if error else {}), (error.status if error else 200)
+
+
+@bp.get("/events/<int:event_id>/audit")
+def audit(event_id: int):
+    db = current_db()
+    staff = page_staff(event_id, "export")
+    return render_template("events/audit.html", event=service.get_event(db, event_id), staff=staff,
+                           entries=service.audit_log(db, event_id))
+
+
+@bp.get("/events/<int:event_id>/export.csv")
+def export_csv(event_id: int):
+    db = current_db()
+    page_staff(event_id, "export")
+    body = service.export_csv(service.event_records(db, event_id))
+    return Response(body, mimetype="text/csv; charset=utf-8",
+                    headers={"Content-Disposition": f"attachment; filename=event-{event_id}-penalties.csv"})
+
+
+@bp.get("/events/<int:event_id>/export.json")
+def export_json(event_id: int):
+    db = current_db()
+    page_staff(event_id, "export")
+    ev = service.get_event(db, event_id)
+    body = {"event": service.event_json(ev), "records": [service.record_json(v) for v in service.event_records(db, event_id)]}
+    return Response(json.dumps(body, ensure_ascii=False, indent=1), mimetype="application/json",
+                    headers={"Content-Disposition": f"attachment; filename=event-{event_id}-penalties.json"})

@@ -1,0 +1,719 @@
+"""What staff can do with an event's records. Pages and the JSON API both call these functions, so the
+permissions, the validation (a Japanese message, nothing written) and the audit are in one place.
+
+Records are never changed or deleted: a void, an appeal and its decision are new rows, and a player's
+standing is computed from the rows by the policy's standing engine (judgeapp.policy.standing).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import secrets
+import unicodedata
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta, timezone
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+from werkzeug.security import check_password_hash, generate_password_hash
+
+from ..errors import JudgeappError
+from ..policy import Policies, Policy, Standing, standing
+from .db import Database
+from .models import LEVELS, ROLES, Appeal, AuditEntry, Decision, Event, Penalty, Player, Staff, Void, utcnow
+
+ALL = set(ROLES)
+PERMISSIONS = {
+    "read": ALL,
+    "players": ALL,
+    "record": {"organizer", "head_judge", "floor_judge"},
+    "appeal": {"organizer", "head_judge", "floor_judge"},
+    "decide": {"head_judge"},
+    "void": {"head_judge"},
+    "staff": {"organizer"},
+    "export": {"organizer", "head_judge", "scorekeeper"},
+}
+REFUSALS = {
+    "read": "この大会の記録を見るにはサインインが必要です。",
+    "players": "選手を登録する権限がありません。",
+    "record": "ペナルティを記録できるのは主催者とジャッジです。",
+    "appeal": "上告を記録できるのは主催者とジャッジです。",
+    "decide": "上告を裁定できるのはヘッドジャッジだけです。",
+    "void": "記録を無効にできるのはヘッドジャッジだけです。",
+    "staff": "スタッフを管理できるのは主催者だけです。",
+    "export": "記録を書き出せるのは主催者・ヘッドジャッジ・スコアキーパーです。",
+}
+MIN_PASSCODE = 6
+LOCK_AFTER = 3  # failed sign-ins before each further try waits
+MAX_PLAYERS_IMPORT = 2000
+
+
+def _clean(text: object, what: str, max_len: int, required: bool = True) -> str:
+    s = unicodedata.normalize("NFKC", str(text or "")).strip()
+    s = "".join(ch for ch in s if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
+    if required and not s:
+        raise JudgeappError(f"{what}を入力してください。", 400, "missing_field")
+    if len(s) > max_len:
+        raise JudgeappError(f"{what}は {max_len} 文字までです。", 400, "too_long")
+    return s
+
+
+def _int(value: object, what: str, lo: int, hi: int) -> int:
+    try:
+        n = int(str(value).strip())
+    except (TypeError, ValueError):
+        raise JudgeappError(f"{what}は {lo} から {hi} の数字で入力してください。", 400, "bad_number") from None
+    if not lo <= n <= hi:
+        raise JudgeappError(f"{what}は {lo} から {hi} の数字で入力してください。", 400, "bad_number")
+    return n
+
+
+def require(staff: Staff | None, permission: str, event_id: int | None = None) -> Staff:
+    if staff is None:
+        raise JudgeappError(REFUSALS["read"], 401, "signin_required")
+    if event_id is not None and staff.event_id != event_id:
+        raise JudgeappError("この大会のスタッフとしてサインインしていません。", 403, "other_event")
+    if staff.role not in PERMISSIONS[permission]:
+        raise JudgeappError(REFUSALS[permission], 403, "forbidden")
+    return staff
+
+
+def audit(s: Session, event_id: int, staff: Staff | None, action: str, target: str, **detail) -> None:
+    s.add(AuditEntry(event_id=event_id, staff_id=staff.id if staff else None, action=action, target=target,
+                     detail=detail))
+
+
+def _token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+# --- events and staff -----------------------------------------------------------------------------------
+
+
+def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, Staff, str]:
+    """A new event with its organizer (who signs in with the passcode given here). Returns an API token."""
+    name = _clean(form.get("name"), "大会名", 120)
+    game = str(form.get("game") or "")
+    if game not in policies.games:
+        raise JudgeappError("ゲームを選んでください。", 400, "unknown_game")
+    try:
+        held_on = date.fromisoformat(str(form.get("date") or "").strip())
+    except ValueError:
+        raise JudgeappError("開催日は 2026-12-01 の形で入力してください。", 400, "bad_date") from None
+    level = str(form.get("level") or "")
+    if level not in LEVELS:
+        raise JudgeappError("競技か一般かを選んでください。", 400, "bad_level")
+    tier_raw = str(form.get("tier") or "").strip()
+    tier = _int(tier_raw, "トーナメント階層レベル", 1, 5) if tier_raw else None
+    rounds = _int(form.get("rounds", ""), "ラウンド数", 1, 30)
+    organizer = _clean(form.get("organizer"), "主催者の名前", 60)
+    passcode = _passcode(form.get("passcode"))
+    token = secrets.token_urlsafe(32)
+
+    def do(s: Session):
+        ev = Event(name=name, game=game, held_on=held_on, level=level, tier=tier, rounds=rounds)
+        s.add(ev)
+        s.flush()
+        org = Staff(event_id=ev.id, name=organizer, role="organizer", passcode_hash=generate_password_hash(passcode),
+                    token_hash=_token_hash(token), grants=[])
+        s.add(org)
+        s.flush()
+        audit(s, ev.id, org, "event.create", f"event:{ev.id}", name=name, game=game, level=level, tier=tier,
+              rounds=rounds)
+        return ev, org
+
+    ev, org = db.write(do)
+    return ev, org, token
+
+
+def _passcode(value: object) -> str:
+    p = str(value or "")
+    if len(p) < MIN_PASSCODE or len(p) > 200:
+        raise JudgeappError(f"パスコードは {MIN_PASSCODE} 文字以上にしてください。", 400, "weak_passcode")
+    return p
+
+
+def add_staff(db: Database, actor: Staff, form: dict) -> Staff:
+    require(actor, "staff")
+    name = _clean(form.get("name"), "スタッフの名前", 60)
+    role = str(form.get("role") or "")
+    if role not in ROLES:
+        raise JudgeappError("役割を選んでください（主催者・ヘッドジャッジ・フロアジャッジ・スコアキーパー）。", 400, "bad_role")
+    passcode = _passcode(form.get("passcode"))
+    grants = _grants(form.get("grants"))
+
+    def do(s: Session):
+        if s.scalar(select(Staff.id).where(Staff.event_id == actor.event_id, Staff.name == name)):
+            raise JudgeappError(f"「{name}」はすでに登録されています。", 409, "duplicate_staff")
+        st = Staff(event_id=actor.event_id, name=name, role=role, passcode_hash=generate_password_hash(passcode),
+                   grants=grants)
+        s.add(st)
+        s.flush()
+        audit(s, actor.event_id, actor, "staff.add", f"staff:{st.id}", name=name, role=role, grants=grants)
+        return st
+
+    return db.write(do)
+
+
+def _grants(value: object) -> list[str]:
+    if value in (None, ""):
+        return []
+    items = value if isinstance(value, list) else [value]
+    out = sorted({str(x) for x in items if str(x)})
+    for g in out:
+        if len(g) > 60:
+            raise JudgeappError("権限の名前が長すぎます。", 400, "bad_grant")
+    return out
+
+
+def set_grants(db: Database, actor: Staff, staff_id: int, grants: object) -> Staff:
+    """The organizer grants (or withdraws) what a policy restricts, e.g. イジンデン 【敗北】."""
+    require(actor, "staff")
+    new = _grants(grants)
+
+    def do(s: Session):
+        st = s.get(Staff, staff_id)
+        if st is None or st.event_id != actor.event_id:
+            raise JudgeappError("そのスタッフはいません。", 404, "unknown_staff")
+        old = list(st.grants or [])
+        st.grants = new
+        audit(s, actor.event_id, actor, "staff.grants", f"staff:{st.id}", before=old, after=new)
+        return st
+
+    return db.write(do)
+
+
+def issue_token(db: Database, actor: Staff, staff_id: int) -> str:
+    """A new API token for a staff member (the old one stops working). Shown once; stored hashed."""
+    if actor.id != staff_id:
+        require(actor, "staff")
+    token = secrets.token_urlsafe(32)
+
+    def do(s: Session):
+        st = s.get(Staff, staff_id)
+        if st is None or st.event_id != actor.event_id:
+            raise JudgeappError("そのスタッフはいません。", 404, "unknown_staff")
+        st.token_hash = _token_hash(token)
+        audit(s, actor.event_id, actor, "staff.token", f"staff:{st.id}")
+
+    db.write(do)
+    return token
+
+
+def staff_by_token(db: Database, token: str) -> Staff | None:
+    if not token or len(token) > 200:
+        return None
+    with db.reader() as s:
+        return s.scalar(select(Staff).where(Staff.token_hash == _token_hash(token)))
+
+
+def sign_in(db: Database, event_id: int, name: str, passcode: str) -> Staff:
+    """Check a staff member's passcode. After three failures each further try waits (5 s, 10 s, … 5 min)."""
+    name = _clean(name, "名前", 60)
+    now = utcnow()
+    with db.reader() as s:
+        st = s.scalar(select(Staff).where(Staff.event_id == event_id, Staff.name == name))
+    if st is None:
+        raise JudgeappError("名前かパスコードが違います。", 401, "bad_signin")
+    locked = st.locked_until
+    if locked is not None and locked.tzinfo is None:
+        locked = locked.replace(tzinfo=timezone.utc)
+    if locked and locked > now:
+        wait = int((locked - now).total_seconds()) + 1
+        raise JudgeappError(f"失敗が続いたため、{wait} 秒待ってからもう一度試してください。", 429, "signin_throttled")
+    ok = check_password_hash(st.passcode_hash, str(passcode or "")[:200])
+
+    def do(s: Session):
+        row = s.get(Staff, st.id)
+        if ok:
+            row.failed_signins = 0
+            row.locked_until = None
+            audit(s, event_id, row, "signin", f"staff:{row.id}")
+        else:
+            row.failed_signins = (row.failed_signins or 0) + 1
+            if row.failed_signins >= LOCK_AFTER:
+                row.locked_until = now + timedelta(seconds=min(5 * 2 ** (row.failed_signins - LOCK_AFTER), 300))
+            audit(s, event_id, None, "signin.failed", f"staff:{row.id}", failures=row.failed_signins)
+        return row
+
+    row = db.write(do)
+    if not ok:
+        raise JudgeappError("名前かパスコードが違います。", 401, "bad_signin")
+    return row
+
+
+def get_event(db: Database, event_id: int) -> Event:
+    with db.reader() as s:
+        ev = s.get(Event, event_id)
+    if ev is None:
+        raise JudgeappError("その大会はありません。", 404, "unknown_event")
+    return ev
+
+
+def list_events(db: Database) -> list[Event]:
+    with db.reader() as s:
+        return list(s.scalars(select(Event).order_by(Event.held_on.desc(), Event.id.desc())))
+
+
+def list_staff(db: Database, event_id: int) -> list[Staff]:
+    with db.reader() as s:
+        return list(s.scalars(select(Staff).where(Staff.event_id == event_id).order_by(Staff.id)))
+
+
+# --- players --------------------------------------------------------------------------------------------
+
+
+def add_player(db: Database, actor: Staff, number: object, name: object) -> Player:
+    require(actor, "players")
+    return import_players(db, actor, [(number, name)])[0]
+
+
+def parse_player_list(text: str) -> list[tuple[str, str]]:
+    """Pasted lines or CSV: `番号,名前` (or tab / spaces between); a header line is skipped."""
+    if "\x00" in text:
+        raise JudgeappError("選手リストとして読めません（文字以外のデータです）。", 400, "bad_list")
+    rows = []
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) > MAX_PLAYERS_IMPORT:
+        raise JudgeappError(f"一度に登録できるのは {MAX_PLAYERS_IMPORT} 人までです。", 400, "too_many")
+    for i, line in enumerate(lines, 1):
+        line = unicodedata.normalize("NFKC", line).strip()
+        if "," in line or "\t" in line:
+            parts = next(csv.reader([line], delimiter="\t" if "\t" in line and "," not in line else ","))
+        else:
+            parts = line.split(None, 1)
+        parts = [p.strip() for p in parts if p.strip()]
+        if i == 1 and parts and parts[0] in ("番号", "選手番号", "number", "No", "No."):
+            continue
+        if len(parts) < 2:
+            raise JudgeappError(f"{i} 行目「{line[:40]}」: 「番号,名前」の形で書いてください。", 400, "bad_list")
+        rows.append((parts[0], parts[1]))
+    if not rows:
+        raise JudgeappError("選手がいません。1 行に「番号,名前」で書いてください。", 400, "bad_list")
+    return rows
+
+
+def import_players(db: Database, actor: Staff, rows: list[tuple[object, object]]) -> list[Player]:
+    """All or nothing: one bad row and nothing is written."""
+    require(actor, "players")
+    clean = []
+    seen: set[str] = set()
+    for i, (number, name) in enumerate(rows, 1):
+        where = f"{i} 人目: " if len(rows) > 1 else ""
+        try:
+            num = _clean(number, "選手番号", 40)
+            nm = _clean(name, "選手名", 80)
+        except JudgeappError as exc:
+            raise JudgeappError(where + exc.message, exc.status, exc.code) from None
+        if num in seen:
+            raise JudgeappError(f"{where}選手番号 {num} が重複しています。", 409, "duplicate_player")
+        seen.add(num)
+        clean.append((num, nm))
+
+    def do(s: Session):
+        taken = set(s.scalars(select(Player.number).where(Player.event_id == actor.event_id,
+                                                            Player.number.in_([n for n, _ in clean]))))
+        if taken:
+            raise JudgeappError(f"選手番号 {'、'.join(sorted(taken)[:5])} はすでに登録されています。", 409,
+                                "duplicate_player")
+        players = [Player(event_id=actor.event_id, number=n, name=nm) for n, nm in clean]
+        s.add_all(players)
+        s.flush()
+        audit(s, actor.event_id, actor, "player.add", f"players:{len(players)}",
+              players=[{"id": p.id, "number": p.number, "name": p.name} for p in players])
+        return players
+
+    try:
+        return db.write(do)
+    except IntegrityError:
+        raise JudgeappError("選手番号が重複しています。", 409, "duplicate_player") from None
+
+
+def find_players(db: Database, event_id: int, q: str = "", limit: int = 200) -> list[Player]:
+    q = unicodedata.normalize("NFKC", q or "").strip()[:80]
+    with db.reader() as s:
+        stmt = select(Player).where(Player.event_id == event_id)
+        if q:
+            stmt = stmt.where(or_(Player.number == q, Player.number.like(f"{q}%"), Player.name.like(f"%{q}%")))
+        return list(s.scalars(stmt.order_by(Player.number).limit(limit)))
+
+
+def get_player(db: Database, event_id: int, player_id: object) -> Player:
+    try:
+        pid = int(player_id)
+    except (TypeError, ValueError):
+        pid = -1
+    with db.reader() as s:
+        p = s.get(Player, pid)
+    if p is None or p.event_id != event_id:
+        raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
+    return p
+
+
+# --- penalty records ------------------------------------------------------------------------------------
+
+
+@dataclass
+class RecordView:
+    """A record as it stands now: the original ruling, a void, an appeal and its decision."""
+
+    penalty: Penalty
+    void: Void | None = None
+    appeal: Appeal | None = None
+    decision: Decision | None = None
+
+    @property
+    def state(self) -> str:
+        if self.void:
+            return "void"
+        if self.decision and self.decision.outcome == "overturn":
+            return "overturned"
+        if self.decision and self.decision.outcome == "change":
+            return "changed"
+        if self.appeal and not self.decision:
+            return "appealed"
+        return "active"
+
+    @property
+    def counts(self) -> bool:
+        return self.state not in ("void", "overturned")
+
+    @property
+    def level(self) -> str:
+        return self.decision.new_level if self.state == "changed" else self.penalty.level
+
+    @property
+    def level_label(self) -> str:
+        return self.decision.new_level_label if self.state == "changed" else self.penalty.level_label
+
+    @property
+    def state_label(self) -> str:
+        return {"void": "無効", "overturned": "上告で取消", "changed": "上告で変更", "appealed": "上告中",
+                "active": "有効"}[self.state]
+
+
+@dataclass
+class PlayerRecord:
+    player: Player
+    records: list[RecordView]
+    standing: Standing
+    upgrades: list[dict] = field(default_factory=list)
+
+    @property
+    def removed(self) -> bool:
+        return self.standing.removed
+
+
+def _views(s: Session, penalties: list[Penalty]) -> list[RecordView]:
+    ids = [p.id for p in penalties]
+    if not ids:
+        return []
+    voids = {v.penalty_id: v for v in s.scalars(select(Void).where(Void.penalty_id.in_(ids)))}
+    appeals = {a.penalty_id: a for a in s.scalars(select(Appeal).where(Appeal.penalty_id.in_(ids)))}
+    decisions = {d.appeal_id: d for d in s.scalars(select(Decision).where(
+        Decision.appeal_id.in_([a.id for a in appeals.values()])))} if appeals else {}
+    out = []
+    for p in penalties:
+        a = appeals.get(p.id)
+        out.append(RecordView(penalty=p, void=voids.get(p.id), appeal=a, decision=decisions.get(a.id) if a else None))
+    return out
+
+
+def player_record(db: Database, policy: Policy, player: Player, session: Session | None = None) -> PlayerRecord:
+    def load(s: Session) -> PlayerRecord:
+        penalties = list(s.scalars(select(Penalty).where(Penalty.player_id == player.id).order_by(Penalty.seq)))
+        for p in penalties:
+            _ = p.judge  # load before the session closes
+        views = _views(s, penalties)
+        st = standing(policy, [v.level for v in views if v.counts])
+        return PlayerRecord(player=player, records=views, standing=st,
+                            upgrades=st.steps[-1].upgrades if st.steps else [])
+
+    if session is not None:
+        return load(session)
+    with db.reader() as s:
+        return load(s)
+
+
+def preview(db: Database, policy: Policy, player: Player, level: str) -> tuple[PlayerRecord, Standing]:
+    """The player's record now, and the standing once this penalty is added (nothing written)."""
+    current = player_record(db, policy, player)
+    item = _level(policy, level)
+    after = standing(policy, [v.level for v in current.records if v.counts] + [item.id])
+    return current, after
+
+
+def _level(policy: Policy, level: str):
+    item = policy.resolve(str(level or ""))
+    if item is None:
+        names = "、".join([x.label for x in policy.levels.values()] + [x.label for x in policy.consequences.values()])
+        raise JudgeappError(f"ペナルティを選んでください（{names}）。", 400, "bad_level")
+    return item
+
+
+def record_penalty(db: Database, policies: Policies, actor: Staff, form: dict, corpus_version: str) -> Penalty:
+    """Record one penalty. Concurrent recordings for one player are serialised (row lock or BEGIN
+    IMMEDIATE) and any conflict is retried, so every record lands and the standing comes out right."""
+    require(actor, "record")
+    ev = get_event(db, actor.event_id)
+    policy = policies.games[ev.game]
+    player = get_player(db, ev.id, form.get("player"))
+    rnd = _int(form.get("round", ""), "ラウンド", 1, ev.rounds)
+    item = _level(policy, form.get("level"))
+    grant = getattr(item, "grant", None)
+    if grant and actor.role != "organizer" and grant not in (actor.grants or []):
+        raise JudgeappError(f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
+                            "です。主催者の許可がありません。", 403, "not_granted")
+    facts = _clean(form.get("facts"), "事実（何が起きたか）", 2000)
+    notes = _clean(form.get("notes"), "メモ", 2000, required=False)
+    infraction_id = str(form.get("infraction") or "").strip()
+    citations: list[dict] = []
+    if infraction_id:
+        iid = infraction_id.split("/", 1)[1] if infraction_id.startswith(f"{ev.game}/") else infraction_id
+        inf = policy.infractions.get(iid)
+        if inf is None:
+            raise JudgeappError("その違反はこのゲームの規定にありません。", 400, "unknown_infraction")
+        infraction_id = f"{ev.game}/{inf.id}"
+        citations = [{"section": c.section, "quote": c.quote} for c in inf.citations]
+    else:
+        citations = [{"section": c.section, "quote": c.quote} for c in item.citations]
+    answers = form.get("answers") or {}
+    if not isinstance(answers, dict) or len(answers) > 20:
+        answers = {}
+    answers = {str(k)[:60]: str(v)[:60] for k, v in answers.items()}
+
+    def do(s: Session):
+        # PostgreSQL: the player's row lock queues concurrent recordings; SQLite: BEGIN IMMEDIATE did.
+        s.execute(select(Player.id).where(Player.id == player.id).with_for_update())
+        seq = (s.scalar(select(func.max(Penalty.seq)).where(Penalty.player_id == player.id)) or 0) + 1
+        p = Penalty(event_id=ev.id, player_id=player.id, seq=seq, round=rnd, infraction=infraction_id or None,
+                    level=item.id, level_label=item.label, facts=facts, notes=notes, citations=citations,
+                    corpus_version=corpus_version, answers=answers, judge_id=actor.id)
+        s.add(p)
+        s.flush()
+        after = player_record(db, policy, player, session=s)
+        audit(s, ev.id, actor, "penalty.record", f"penalty:{p.id}", player=player.id, level=item.label,
+              round=rnd, infraction=infraction_id or None, removed=after.removed)
+        return p
+
+    return db.write(do)
+
+
+def get_record(db: Database, event_id: int, penalty_id: object) -> RecordView:
+    try:
+        rid = int(penalty_id)
+    except (TypeError, ValueError):
+        rid = -1
+    with db.reader() as s:
+        p = s.get(Penalty, rid)
+        if p is None or p.event_id != event_id:
+            raise JudgeappError("その記録はありません。", 404, "unknown_record")
+        _ = p.judge, p.player
+        view = _views(s, [p])[0]
+        for x in (view.void, view.appeal, view.decision):
+            if x is not None:
+                _ = getattr(x, "by", None) or getattr(x, "recorded_by", None)
+        return view
+
+
+def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) -> Void:
+    require(actor, "void")
+    view = get_record(db, actor.event_id, penalty_id)
+    why = _clean(reason, "無効にする理由", 1000)
+
+    def do(s: Session):
+        if s.scalar(select(Void.id).where(Void.penalty_id == view.penalty.id)):
+            raise JudgeappError("この記録はすでに無効です。", 409, "already_void")
+        v = Void(penalty_id=view.penalty.id, reason=why, by_id=actor.id)
+        s.add(v)
+        s.flush()
+        audit(s, actor.event_id, actor, "penalty.void", f"penalty:{view.penalty.id}", reason=why)
+        return v
+
+    try:
+        return db.write(do)
+    except IntegrityError:
+        raise JudgeappError("この記録はすでに無効です。", 409, "already_void") from None
+
+
+def file_appeal(db: Database, actor: Staff, penalty_id: object, grounds: object) -> Appeal:
+    """A player's appeal of a floor judge's ruling, as a judge records it. One per ruling."""
+    require(actor, "appeal")
+    view = get_record(db, actor.event_id, penalty_id)
+    text = _clean(grounds, "上告の理由", 1000)
+    if view.void:
+        raise JudgeappError("無効になった記録には上告できません。", 409, "record_void")
+
+    def do(s: Session):
+        if s.scalar(select(Appeal.id).where(Appeal.penalty_id == view.penalty.id)):
+            raise JudgeappError("この裁定にはすでに上告があります。ヘッドジャッジの裁定は最終決定で、"
+                                "再度の上告はできません。", 409, "already_appealed")
+        a = Appeal(event_id=actor.event_id, penalty_id=view.penalty.id, grounds=text, recorded_by_id=actor.id)
+        s.add(a)
+        s.flush()
+        audit(s, actor.event_id, actor, "appeal.file", f"penalty:{view.penalty.id}", appeal=a.id, grounds=text)
+        return a
+
+    try:
+        return db.write(do)
+    except IntegrityError:
+        raise JudgeappError("この裁定にはすでに上告があります。再度の上告はできません。", 409,
+                            "already_appealed") from None
+
+
+def decide_appeal(db: Database, policies: Policies, actor: Staff, appeal_id: object, form: dict) -> Decision:
+    """The head judge's final decision: uphold, change the level, or overturn, with a reason."""
+    require(actor, "decide")
+    try:
+        aid = int(appeal_id)
+    except (TypeError, ValueError):
+        aid = -1
+    with db.reader() as s:
+        appeal = s.get(Appeal, aid)
+    if appeal is None or appeal.event_id != actor.event_id:
+        raise JudgeappError("その上告はありません。", 404, "unknown_appeal")
+    outcome = str(form.get("outcome") or "")
+    if outcome not in ("uphold", "change", "overturn"):
+        raise JudgeappError("裁定を選んでください（維持・変更・取消）。", 400, "bad_outcome")
+    reason = _clean(form.get("reason"), "裁定の理由", 1000)
+    new_level = new_label = None
+    if outcome == "change":
+        ev = get_event(db, actor.event_id)
+        item = _level(policies.games[ev.game], form.get("level"))
+        new_level, new_label = item.id, item.label
+
+    def do(s: Session):
+        if s.scalar(select(Decision.id).where(Decision.appeal_id == aid)):
+            raise JudgeappError("この上告はすでに裁定されています。裁定は最終決定です。", 409, "already_decided")
+        d = Decision(appeal_id=aid, outcome=outcome, new_level=new_level, new_level_label=new_label, reason=reason,
+                     by_id=actor.id)
+        s.add(d)
+        s.flush()
+        audit(s, actor.event_id, actor, "appeal.decide", f"penalty:{appeal.penalty_id}", appeal=aid,
+              outcome=outcome, level=new_label, reason=reason)
+        return d
+
+    try:
+        return db.write(do)
+    except IntegrityError:
+        raise JudgeappError("この上告はすでに裁定されています。", 409, "already_decided") from None
+
+
+# --- the event's view -----------------------------------------------------------------------------------
+
+
+def event_records(db: Database, event_id: int, player: int | None = None, round_: int | None = None,
+                  judge: int | None = None, level: str | None = None) -> list[RecordView]:
+    with db.reader() as s:
+        stmt = select(Penalty).where(Penalty.event_id == event_id)
+        if player:
+            stmt = stmt.where(Penalty.player_id == player)
+        if round_:
+            stmt = stmt.where(Penalty.round == round_)
+        if judge:
+            stmt = stmt.where(Penalty.judge_id == judge)
+        if level:
+            stmt = stmt.where(Penalty.level == level)
+        penalties = list(s.scalars(stmt.order_by(Penalty.id)))
+        for p in penalties:
+            _ = p.judge, p.player
+        return _views(s, penalties)
+
+
+def pending_appeals(db: Database, event_id: int) -> list[RecordView]:
+    return [v for v in event_records(db, event_id) if v.state == "appealed"]
+
+
+def players_over_the_line(db: Database, policy: Policy, event_id: int) -> list[PlayerRecord]:
+    """Players removed by the rules, or with an upgrade the judge may decide."""
+    out = []
+    views = event_records(db, event_id)
+    by_player: dict[int, list[RecordView]] = {}
+    for v in views:
+        by_player.setdefault(v.penalty.player_id, []).append(v)
+    for pid, vs in by_player.items():
+        vs.sort(key=lambda v: v.penalty.seq)
+        st = standing(policy, [v.level for v in vs if v.counts])
+        ups = st.steps[-1].upgrades if st.steps else []
+        if st.removed or ups:
+            out.append(PlayerRecord(player=vs[0].penalty.player, records=vs, standing=st, upgrades=ups))
+    return sorted(out, key=lambda r: r.player.number)
+
+
+def audit_log(db: Database, event_id: int, limit: int = 500) -> list[AuditEntry]:
+    with db.reader() as s:
+        entries = list(s.scalars(select(AuditEntry).where(AuditEntry.event_id == event_id)
+                                 .order_by(AuditEntry.id.desc()).limit(limit)))
+        for e in entries:
+            _ = e.staff
+        return entries
+
+
+# --- JSON and export -------------------------------------------------------------------------------------
+
+
+def record_json(v: RecordView) -> dict:
+    p = v.penalty
+    return {
+        "id": p.id, "player": {"id": p.player_id, "number": p.player.number, "name": p.player.name},
+        "seq": p.seq, "round": p.round, "infraction": p.infraction, "level": p.level, "penalty": p.level_label,
+        "effective_penalty": v.level_label if v.counts else None, "state": v.state,
+        "facts": p.facts, "notes": p.notes, "citations": p.citations, "corpus_version": p.corpus_version,
+        "answers": p.answers, "judge": {"id": p.judge_id, "name": p.judge.name}, "recorded_at": p.created_at.isoformat(),
+        "void": {"reason": v.void.reason, "by": v.void.by_id, "at": v.void.created_at.isoformat()} if v.void else None,
+        "appeal": {"id": v.appeal.id, "grounds": v.appeal.grounds, "recorded_by": v.appeal.recorded_by_id,
+                   "at": v.appeal.created_at.isoformat()} if v.appeal else None,
+        "decision": {"outcome": v.decision.outcome, "penalty": v.decision.new_level_label, "reason": v.decision.reason,
+                     "by": v.decision.by_id, "at": v.decision.created_at.isoformat()} if v.decision else None,
+    }
+
+
+CSV_COLUMNS = ["記録ID", "記録日時", "ラウンド", "選手番号", "選手名", "違反", "ペナルティ（記録時）", "現在の扱い",
+               "現在のペナルティ", "記録したジャッジ", "事実", "メモ", "根拠", "上告", "裁定", "裁定理由", "コーパス版"]
+
+
+def export_csv(views: list[RecordView]) -> bytes:
+    """UTF-8 with BOM, so that Excel opens the Japanese correctly."""
+    buf = io.StringIO()
+    w = csv.writer(buf)
+    w.writerow(CSV_COLUMNS)
+    for v in views:
+        p = v.penalty
+        w.writerow([
+            p.id, p.created_at.isoformat(timespec="seconds"), p.round, p.player.number, p.player.name,
+            p.infraction or "", p.level_label, v.state_label, v.level_label if v.counts else "", p.judge.name,
+            p.facts, p.notes, " ".join(c["section"] for c in p.citations), v.appeal.grounds if v.appeal else "",
+            {"uphold": "維持", "change": "変更", "overturn": "取消"}.get(v.decision.outcome, "") if v.decision else "",
+            v.decision.reason if v.decision else "", p.corpus_version,
+        ])
+    return ("\ufeff" + buf.getvalue()).encode("utf-8")
+
+
+def event_json(ev: Event) -> dict:
+    return {"id": ev.id, "name": ev.name, "game": ev.game, "date": ev.held_on.isoformat(), "level": ev.level,
+            "level_label": LEVELS.get(ev.level, ev.level), "tier": ev.tier, "rounds": ev.rounds,
+            "url": f"/events/{ev.id}"}
+
+
+def staff_json(st: Staff) -> dict:
+    return {"id": st.id, "name": st.name, "role": st.role, "role_label": st.role_label, "grants": st.grants or []}
+
+
+def standing_summary(rec: PlayerRecord) -> dict:
+    from ..policy import standing_json
+
+    out = standing_json(rec.standing)
+    out["upgrades"] = rec.upgrades
+    return out
+
+
+def player_json(p: Player, rec: PlayerRecord | None = None) -> dict:
+    out = {"id": p.id, "number": p.number, "name": p.name}
+    if rec is not None:
+        out["standing"] = standing_summary(rec)
+        out["removed"] = rec.removed
+        out["records"] = [record_json(v) for v in rec.records]
+    return out

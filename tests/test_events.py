@@ -1,0 +1,291 @@
+"""Event records, on SQLite and on PostgreSQL: the judge's flows through the API, every refusal, appeals,
+the accumulation at every step, concurrent recording, bad input, export and the audit log."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+import urllib.request
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from .conftest import form_post
+
+EVENT = {"name": "テスト大会", "game": "lycee", "date": "2026-12-01", "level": "competitive", "rounds": 5,
+         "organizer": "主催者A", "passcode": "org-pass-1"}
+
+
+class Api:
+    """A staff member's view of the API (their token on every request)."""
+
+    def __init__(self, client, event_id: int, token: str | None):
+        self.c, self.event_id, self.token = client, event_id, token
+
+    def _h(self):
+        return {"Authorization": f"Bearer {self.token}"} if self.token else {}
+
+    def get(self, path, **params):
+        return self.c.get(f"/api/events/{self.event_id}{path}", query_string=params, headers=self._h())
+
+    def post(self, path, body=None, method="post"):
+        return getattr(self.c, method)(f"/api/events/{self.event_id}{path}", json=body, headers=self._h())
+
+
+def make_event(client, **changes) -> Api:
+    resp = client.post("/api/events", json={**EVENT, **changes})
+    assert resp.status_code == 201, resp.get_json()
+    data = resp.get_json()
+    return Api(client, data["event"]["id"], data["token"])
+
+
+def add_staff(org: Api, name: str, role: str, grants=()) -> Api:
+    resp = org.post("/staff", {"name": name, "role": role, "passcode": f"{name}-pass", "grants": list(grants)})
+    assert resp.status_code == 201, resp.get_json()
+    staff_id = resp.get_json()["id"]
+    token = org.post(f"/staff/{staff_id}/token").get_json()["token"]
+    return Api(org.c, org.event_id, token)
+
+
+def add_player(org: Api, number="001", name="山田太郎") -> int:
+    resp = org.post("/players", {"number": number, "name": name})
+    assert resp.status_code == 201, resp.get_json()
+    return resp.get_json()["results"][0]["id"]
+
+
+def record(api: Api, player: int, level: str, **extra):
+    return api.post("/penalties", {"player": player, "round": 1, "level": level, "facts": "事実", **extra})
+
+
+@pytest.fixture
+def client(db_app):
+    return db_app.test_client()
+
+
+@pytest.fixture
+def event(client):
+    org = make_event(client)
+    return {"org": org, "hj": add_staff(org, "HJ", "head_judge"), "fj": add_staff(org, "FJ", "floor_judge"),
+            "sk": add_staff(org, "SK", "scorekeeper"), "player": add_player(org)}
+
+
+# --- accumulation through the API ---------------------------------------------------------------------------
+
+
+def test_lycee_n_w_n_removes_at_the_third_record(event):
+    fj, player = event["fj"], event["player"]
+    removed = []
+    for level in ("N", "W", "N"):
+        resp = record(fj, player, level)
+        assert resp.status_code == 201, resp.get_json()
+        removed.append(resp.get_json()["player"]["removed"])
+    assert removed == [False, False, True]
+    data = fj.get(f"/players/{player}").get_json()
+    assert data["standing"]["effective"] == {"警告": 2} and data["removed"] is True
+    # The head judge sees it.
+    over = event["hj"].get("").get_json()["players_over_the_line"]
+    assert [p["id"] for p in over] == [player] and over[0]["removed"]
+
+
+def test_ijinden_repeats_offer_an_upgrade_and_defeat_needs_the_grant(client):
+    org = make_event(client, game="ijinden")
+    fj = add_staff(org, "FJ", "floor_judge")
+    granted = add_staff(org, "FJ2", "floor_judge", grants=["ijinden-defeat"])
+    player = add_player(org)
+    assert record(fj, player, "警告").status_code == 201
+    data = record(fj, player, "警告").get_json()["player"]
+    assert data["removed"] is False and data["standing"]["effective"] == {"警告": 2}
+    assert data["standing"]["upgrades"] and data["standing"]["upgrades"][0]["automatic"] is False
+    refused = record(fj, player, "敗北")
+    assert refused.status_code == 403 and refused.get_json()["error"]["code"] == "not_granted"
+    assert "主催者" in refused.get_json()["error"]["message"]
+    assert record(granted, player, "敗北").status_code == 201
+    assert record(org, player, "敗北").status_code == 201  # the organizer may
+    assert len(fj.get(f"/players/{player}").get_json()["records"]) == 4  # the refusal wrote nothing
+
+
+# --- appeals and voids ------------------------------------------------------------------------------------
+
+
+def test_appeal_is_decided_only_by_the_head_judge_and_only_once(event):
+    fj, hj, player = event["fj"], event["hj"], event["player"]
+    rid = record(fj, player, "W").get_json()["record"]["id"]
+    appeal = fj.post(f"/penalties/{rid}/appeal", {"grounds": "相手が先に間違えた"})
+    assert appeal.status_code == 201
+    appeal_id = appeal.get_json()["appeal"]["id"]
+    second = fj.post(f"/penalties/{rid}/appeal", {"grounds": "もう一度"})
+    assert second.status_code == 409 and second.get_json()["error"]["code"] == "already_appealed"
+    assert [r["id"] for r in hj.get("/appeals").get_json()["results"]] == [rid]
+    refused = fj.post(f"/appeals/{appeal_id}/decision", {"outcome": "overturn", "reason": "x"})
+    assert refused.status_code == 403 and "ヘッドジャッジ" in refused.get_json()["error"]["message"]
+    refused = event["org"].post(f"/appeals/{appeal_id}/decision", {"outcome": "overturn", "reason": "x"})
+    assert refused.status_code == 403
+    done = hj.post(f"/appeals/{appeal_id}/decision", {"outcome": "change", "level": "N", "reason": "軽微"})
+    assert done.status_code == 201
+    rec = done.get_json()
+    assert rec["penalty"] == "警告" and rec["effective_penalty"] == "注意" and rec["state"] == "changed"
+    again = hj.post(f"/appeals/{appeal_id}/decision", {"outcome": "uphold", "reason": "やはり"})
+    assert again.status_code == 409 and again.get_json()["error"]["code"] == "already_decided"
+    assert hj.get(f"/players/{player}").get_json()["standing"]["effective"] == {"注意": 1}
+    assert hj.get("/appeals").get_json()["results"] == []
+
+
+def test_overturn_and_void_keep_the_record_and_change_the_standing(event):
+    fj, hj, player = event["fj"], event["hj"], event["player"]
+    first = record(fj, player, "W").get_json()["record"]["id"]
+    second = record(fj, player, "W").get_json()["record"]["id"]
+    assert hj.get(f"/players/{player}").get_json()["removed"] is True
+    assert fj.post(f"/penalties/{second}/void", {"reason": "別の選手"}).status_code == 403
+    assert hj.post(f"/penalties/{second}/void", {"reason": "別の選手に記録した"}).status_code == 201
+    assert hj.post(f"/penalties/{second}/void", {"reason": "again"}).status_code == 409
+    appeal_id = fj.post(f"/penalties/{first}/appeal", {"grounds": "不服"}).get_json()["appeal"]["id"]
+    hj.post(f"/appeals/{appeal_id}/decision", {"outcome": "overturn", "reason": "違反ではなかった"})
+    data = hj.get(f"/players/{player}").get_json()
+    assert data["removed"] is False and data["standing"]["effective"] == {}
+    assert [r["state"] for r in data["records"]] == ["overturned", "void"]
+    assert [r["penalty"] for r in data["records"]] == ["警告", "警告"]  # the original rulings stay
+
+
+# --- permissions and sign-in ---------------------------------------------------------------------------------
+
+
+def test_nothing_is_visible_without_a_token(event, client):
+    anon = Api(client, event["org"].event_id, None)
+    for path in ("", "/players", f"/players/{event['player']}", "/penalties", "/appeals", "/audit", "/export.json"):
+        resp = anon.get(path)
+        assert resp.status_code == 401 and resp.get_json()["error"]["message"], path
+    bad = Api(client, event["org"].event_id, "not-a-token")
+    assert bad.get("/penalties").status_code == 401
+
+
+def test_roles_are_refused_in_japanese(event):
+    sk, fj = event["sk"], event["fj"]
+    cases = [
+        (record(sk, event["player"], "N"), "ジャッジ"),
+        (fj.post("/staff", {"name": "X", "role": "floor_judge", "passcode": "xxxxxx"}), "主催者"),
+        (fj.get("/audit"), "書き出せる"),
+        (fj.get("/export.json"), "書き出せる"),
+    ]
+    for resp, words in cases:
+        assert resp.status_code == 403
+        assert words in resp.get_json()["error"]["message"]
+
+
+def test_a_token_of_another_event_is_refused(client, event):
+    other = make_event(client, name="別の大会")
+    resp = Api(client, event["org"].event_id, other.token).get("/penalties")
+    assert resp.status_code == 403 and resp.get_json()["error"]["code"] == "other_event"
+
+
+# --- bad input writes nothing --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("body,code", [
+    ({"player": 999999, "round": 1, "level": "N", "facts": "x"}, "unknown_player"),
+    ({"player": None, "round": 1, "level": "N", "facts": "x"}, "unknown_player"),
+    ({"round": 0, "level": "N", "facts": "x"}, "bad_number"),
+    ({"round": 6, "level": "N", "facts": "x"}, "bad_number"),
+    ({"round": "一", "level": "N", "facts": "x"}, "bad_number"),
+    ({"round": 1, "level": "イエロー", "facts": "x"}, "bad_level"),
+    ({"round": 1, "level": "N", "facts": ""}, "missing_field"),
+    ({"round": 1, "level": "N", "facts": "x" * 2001}, "too_long"),
+    ({"round": 1, "level": "N", "facts": "x", "infraction": "lycee/nope"}, "unknown_infraction"),
+])
+def test_bad_penalty_input(event, body, code):
+    fj = event["fj"]
+    body = {"player": event["player"], **body}
+    resp = fj.post("/penalties", body)
+    assert 400 <= resp.status_code < 500
+    err = resp.get_json()["error"]
+    assert err["code"] == code and err["message"]
+    assert fj.get("/penalties").get_json()["results"] == []
+
+
+@pytest.mark.parametrize("body", [
+    {**EVENT, "name": ""}, {**EVENT, "game": "mtg"}, {**EVENT, "date": "12/1"}, {**EVENT, "level": "pro"},
+    {**EVENT, "rounds": 0}, {**EVENT, "tier": 9}, {**EVENT, "passcode": "123"}, {**EVENT, "organizer": ""},
+])
+def test_bad_event_input(client, body):
+    resp = client.post("/api/events", json=body)
+    assert resp.status_code == 400 and resp.get_json()["error"]["message"]
+
+
+def test_bad_json_bodies(event, client):
+    org = event["org"]
+    resp = client.post(f"/api/events/{org.event_id}/penalties", data=b"\xff", content_type="application/json",
+                       headers=org._h())
+    assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_json"
+    assert org.post("/players", {"players": "x"}).status_code == 400
+
+
+def test_player_import_is_all_or_nothing(event):
+    org = event["org"]
+    resp = org.post("/players", {"players": [{"number": "010", "name": "A"}, {"number": "001", "name": "重複"}]})
+    assert resp.status_code == 409 and "001" in resp.get_json()["error"]["message"]
+    assert len(org.get("/players").get_json()["results"]) == 1
+    resp = org.post("/players", {"players": [{"number": "011", "name": "B"}, {"number": "", "name": "C"}]})
+    assert resp.status_code == 400 and "2 人目" in resp.get_json()["error"]["message"]
+    assert len(org.get("/players").get_json()["results"]) == 1
+    found = org.get("/players", q="山田").get_json()["results"]
+    assert [p["number"] for p in found] == ["001"]
+
+
+# --- nothing lost -------------------------------------------------------------------------------------------
+
+
+def test_twenty_concurrent_records_for_one_player_all_land(db_app):
+    """Twenty judges' records at once, over real HTTP to a threaded server: all land, the standing is the
+    sequential one (Lycee: 10 N + 10 W → 15 W, removed), and the sequence numbers are 1..20."""
+    from werkzeug.serving import make_server
+
+    client = db_app.test_client()
+    org = make_event(client)
+    judges = [add_staff(org, f"J{i}", "floor_judge") for i in range(20)]
+    player = add_player(org)
+    server = make_server("127.0.0.1", 0, db_app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    base = f"http://127.0.0.1:{server.server_port}/api/events/{org.event_id}/penalties"
+    barrier = threading.Barrier(20)
+
+    def post(i: int) -> int:
+        body = json.dumps({"player": player, "round": 1 + i % 5, "level": "N" if i % 2 else "W",
+                           "facts": f"同時 {i}"}).encode()
+        req = urllib.request.Request(base, data=body, method="POST", headers={
+            "Content-Type": "application/json", "Authorization": f"Bearer {judges[i].token}"})
+        barrier.wait()
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status
+
+    try:
+        with ThreadPoolExecutor(20) as pool:
+            statuses = list(pool.map(post, range(20)))
+    finally:
+        server.shutdown()
+        thread.join(5)
+    assert statuses == [201] * 20
+    data = org.get(f"/players/{player}").get_json()
+    assert sorted(r["seq"] for r in data["records"]) == list(range(1, 21))
+    assert data["standing"]["counts"] == {"注意": 10, "警告": 10}
+    sequential = client.post("/api/policies/lycee/standing", json={"penalties": ["W", "N"] * 10}).get_json()
+    assert data["standing"]["effective"] == sequential["effective"] == {"警告": 15}
+    assert data["removed"] is True
+
+
+def test_audit_log_and_exports(event, client):
+    fj, hj, org, player = event["fj"], event["hj"], event["org"], event["player"]
+    rid = record(fj, player, "N", infraction="lycee/double-sleeves").get_json()["record"]["id"]
+    hj.post(f"/penalties/{rid}/void", {"reason": "重複"})
+    actions = [e["action"] for e in org.get("/audit").get_json()["results"]]
+    for a in ("event.create", "staff.add", "player.add", "penalty.record", "penalty.void"):
+        assert a in actions
+    data = org.get("/export.json").get_json()
+    assert data["records"][0]["citations"][0]["section"] == "lycee/guideline/double-sleeves"
+    assert data["records"][0]["state"] == "void"
+    form_post(client, f"/events/{org.event_id}/signin", {"name": "主催者A", "passcode": "org-pass-1"})
+    resp = client.get(f"/events/{org.event_id}/export.csv")
+    assert resp.status_code == 200 and resp.data.startswith("\ufeff".encode())
+    rows = list(csv.reader(io.StringIO(resp.data.decode("utf-8-sig"))))
+    assert rows[0][0] == "記録ID" and rows[1][3] == "001" and rows[1][7] == "無効"
