@@ -246,3 +246,20 @@ def test_a_server_killed_mid_request_loses_no_committed_record(tmp_path, index_d
         proc.wait(10)
     assert set(acknowledged) <= stored
     assert len(acknowledged) >= 15
+
+
+def test_a_discretionary_upgrade_is_offered_and_the_judge_decides(client):
+    new_event(client, game="ijinden")
+    eid = event_id_of(client)
+    form_post(client, f"/events/{eid}/players", {"number": "001", "name": "山田"})
+    base = {"player": "1", "infraction": "ijinden/slow-play", "round": "1", "level": "warning", "facts": "遅い"}
+    page = f"/events/{eid}/record?player=1&infraction=ijinden/slow-play"
+    assert form_post(client, f"/events/{eid}/record", {**base, "action": "confirm"}, page=page).status_code == 302
+    html = form_post(client, f"/events/{eid}/record", {**base, "round": "2", "action": "preview"}, page=page).get_data(as_text=True)
+    assert "【敗北】に格上げして記録する" in html and "【失格】に格上げして記録する" in html
+    assert "これまでの記録" in html
+    # The organizer may give 敗北 (the text restricts it to the organizer and authorised judges).
+    resp = form_post(client, f"/events/{eid}/record", {**base, "round": "2", "upgrade": "defeat"}, page=page)
+    assert resp.status_code == 302
+    html = client.get(resp.headers["Location"]).get_data(as_text=True)
+    assert "敗北" in html and "警告 1" in html

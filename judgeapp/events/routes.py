@@ -164,8 +164,13 @@ def record(event_id: int):
         return render_template("events/record.html", form=form, **ctx)
     data = dict(request.form)
     data["answers"] = answers
+    upgrade = request.form.get("upgrade")
+    if upgrade:  # the judge chose the discretionary upgrade the preview offered
+        before = policy.resolve(data.get("level", ""))
+        data["level"] = upgrade
+        data["notes"] = f"{data.get('notes', '')}［{before.label if before else ''}から格上げ］".strip()
     try:
-        if request.form.get("action") != "confirm":
+        if request.form.get("action") != "confirm" and not upgrade:
             if ctx["chosen"] is None:
                 raise JudgeappError("選手を選んでください。", 400, "missing_field")
             service._int(data.get("round", ""), "ラウンド", 1, ev.rounds)
