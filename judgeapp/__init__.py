@@ -54,6 +54,22 @@ def load_settings(app: Flask, test_config: dict | None = None) -> None:
         app.config.from_mapping(test_config)
 
 
+def _server_timing(app: Flask) -> None:
+    """`Server-Timing: app;dur=<ms>` on every response: the time spent in the app, for benchmarks and devtools."""
+    from flask import g
+
+    @app.before_request
+    def _start_timer():
+        g._t0 = time.perf_counter()
+
+    @app.after_request
+    def _add_timing(response):
+        t0 = g.get("_t0")
+        if t0 is not None:
+            response.headers["Server-Timing"] = f"app;dur={(time.perf_counter() - t0) * 1000:.2f}"
+        return response
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the app: defaults, then instance config (or the test mapping), then the library, then blueprints."""
     app = Flask(__name__, instance_relative_config=True, template_folder=str(ROOT / "templates"),
@@ -84,5 +100,6 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(rules.bp)
     app.register_blueprint(wizard.bp)
     app.register_blueprint(event_routes.bp)
+    _server_timing(app)
     app.register_blueprint(api.bp, url_prefix="/api")
     return app

@@ -20,6 +20,7 @@ import os
 import re
 import shutil
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -279,6 +280,8 @@ def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
 class SearchIndex:
     """An opened index: `search()` is safe to call from many threads."""
 
+    CACHE_SIZE = 2048  # recent answers kept (a few MB at most)
+
     def __init__(self, path: str | Path, synonyms: list[tuple[list[str], list[str]]] | None = None):
         self.path = Path(path)
         self.ix = whoosh_index.open_dir(str(self.path))
@@ -302,6 +305,8 @@ class SearchIndex:
                     self._synonym_readings.append((reading, means))
 
         self._local = threading.local()
+        self._cache: OrderedDict[tuple, Results] = OrderedDict()
+        self._cache_lock = threading.Lock()
 
     def _searcher(self):
         s = getattr(self._local, "searcher", None)
@@ -425,6 +430,22 @@ class SearchIndex:
         return cache[game]
 
     def search(self, query: str, game: str | None = None, limit: int = 10) -> Results:
+        """Sections matching a judge's query, best first (answers for recent queries are kept: judges at one
+        event search the same words, and the index does not change while the process runs)."""
+        key = (clean_query(query), game, max(1, min(int(limit), 100)))
+        with self._cache_lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        results = self.search_uncached(query, game, limit)
+        with self._cache_lock:
+            self._cache[key] = results
+            if len(self._cache) > self.CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return results
+
+    def search_uncached(self, query: str, game: str | None = None, limit: int = 10) -> Results:
         """Sections matching a judge's query, best first; never raises on what a user typed.
 
         Tiers, in order: the section number as typed; the words (all of them, with the synonym list's

@@ -246,10 +246,14 @@ def sign_in(db: Database, event_id: int, name: str, passcode: str) -> Staff:
 
 
 def get_event(db: Database, event_id: int) -> Event:
-    with db.reader() as s:
-        ev = s.get(Event, event_id)
+    key = ("event", event_id)
+    ev = db.immutable.get(key)
     if ev is None:
-        raise JudgeappError("その大会はありません。", 404, "unknown_event")
+        with db.reader() as s:
+            ev = s.get(Event, event_id)
+        if ev is None:
+            raise JudgeappError("その大会はありません。", 404, "unknown_event")
+        db.remember(key, ev)
     return ev
 
 
@@ -346,8 +350,13 @@ def get_player(db: Database, event_id: int, player_id: object) -> Player:
         pid = int(player_id)
     except (TypeError, ValueError):
         pid = -1
-    with db.reader() as s:
-        p = s.get(Player, pid)
+    key = ("player", pid)
+    p = db.immutable.get(key)
+    if p is None:
+        with db.reader() as s:
+            p = s.get(Player, pid)
+        if p is not None:
+            db.remember(key, p)
     if p is None or p.event_id != event_id:
         raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
     return p
