@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+import numpy as np
 import yaml
 from markupsafe import escape
 from whoosh import index as whoosh_index
@@ -178,6 +179,12 @@ def number_keys(anchor: str) -> list[str]:
     return []
 
 
+def _contains(ids: np.ndarray, docnum: int) -> bool:
+    """Whether a term's (sorted) posting list holds the document."""
+    i = int(np.searchsorted(ids, docnum))
+    return i < len(ids) and int(ids[i]) == docnum
+
+
 def _bigrams(text: str) -> list[str]:
     s = squash(text)
     return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])
@@ -274,6 +281,158 @@ def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
     return out
 
 
+# --- evaluating ------------------------------------------------------------------------------------------
+
+
+class _Evaluator:
+    """Runs the queries built below over the index's postings with numpy, scoring as Whoosh's BM25F does.
+
+    Whoosh keeps the index on disk and gives the statistics (idf, average and per-document field lengths) and
+    the postings; decoding a posting list in pure Python is what made a query slow on a large corpus, so each
+    term's postings are decoded once, on first use, into arrays of document numbers and BM25F scores. A query
+    is then a handful of numpy operations over arrays the size of the corpus: the top hits, their matched
+    terms and the exact number of matches come out of the same pass. Scores and the order of ties (lower
+    document number first) are Whoosh's own, so results do not change.
+    """
+
+    def __init__(self, ix):
+        self.searcher = ix.searcher(weighting=scoring.BM25F())
+        self.reader = self.searcher.reader()
+        self.n = self.reader.doc_count_all()
+        self.weighting = self.searcher.weighting
+        self.stored = [self.reader.stored_fields(d) for d in range(self.n)]
+        self._lengths: dict[str, np.ndarray] = {}
+        self._postings: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
+        self._lock = threading.Lock()
+
+    def _field_lengths(self, field: str) -> np.ndarray:
+        arr = self._lengths.get(field)
+        if arr is None:
+            arr = np.array([self.reader.doc_field_length(d, field, 0) for d in range(self.n)], dtype=np.float64)
+            self._lengths[field] = arr
+        return arr
+
+    def postings(self, field: str, text: str) -> tuple[np.ndarray, np.ndarray]:
+        """(document numbers, scores) of one term, decoded once."""
+        key = (field, text)
+        hit = self._postings.get(key)
+        if hit is not None:
+            return hit
+        with self._lock:
+            hit = self._postings.get(key)
+            if hit is not None:
+                return hit
+            btext = self.searcher.schema[field].to_bytes(text)
+            if (field, btext) not in self.reader:
+                hit = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+            else:
+                m = self.reader.postings(field, btext)
+                items = list(m.items_as("weight"))
+                ids = np.fromiter((i for i, _ in items), dtype=np.int64, count=len(items))
+                tf = np.fromiter((w for _, w in items), dtype=np.float64, count=len(items))
+                if self.searcher.schema[field].scorable:
+                    w = self.weighting
+                    idf = self.searcher.idf(field, btext)
+                    avgfl = self.searcher.avg_field_length(field) or 1
+                    fl = self._field_lengths(field)[ids]
+                    scores = idf * ((tf * (w.K1 + 1)) / (tf + w.K1 * ((1 - w.B) + w.B * fl / avgfl)))
+                else:
+                    scores = tf
+                hit = (ids, scores)
+            self._postings[key] = hit
+            return hit
+
+    def evaluate(self, q: Q.Query) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str, np.ndarray]]]:
+        """(scores, matched mask, leaves) over every document; leaves are (field, text, ids) for highlighting."""
+        leaves: list[tuple[str, str, np.ndarray]] = []
+        scores, mask = self._node(q, leaves, keep=True)
+        return scores, mask, leaves
+
+    def _node(self, q: Q.Query, leaves: list, keep: bool) -> tuple[np.ndarray, np.ndarray]:
+        n = self.n
+        if isinstance(q, Q.Term):
+            ids, sc = self.postings(q.fieldname, q.text)
+            if keep:
+                leaves.append((q.fieldname, q.text, ids))
+            scores = np.zeros(n)
+            scores[ids] = sc * q.boost
+            mask = np.zeros(n, dtype=bool)
+            mask[ids] = True
+            return scores, mask
+        if isinstance(q, Q.Require):
+            a, b = q.subqueries
+            sa, ma = self._node(a, leaves, keep)
+            _, mb = self._node(b, leaves, False)
+            mask = ma & mb
+            return np.where(mask, sa, 0.0) * q.boost, mask
+        if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
+            # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
+            if not q.subqueries:
+                return np.zeros(n), np.zeros(n, dtype=bool)
+            return self._node(q.subqueries[0], leaves, keep)
+        if isinstance(q, Q.Or):
+            terms = [c for c in q.subqueries if isinstance(c, Q.Term)]
+            others = [c for c in q.subqueries if not isinstance(c, Q.Term)]
+            scores = np.zeros(n)
+            mask = np.zeros(n, dtype=bool)
+            if terms:  # every term child at once: one bincount instead of one pass each
+                parts = [self.postings(t.fieldname, t.text) for t in terms]
+                if keep:
+                    leaves.extend((t.fieldname, t.text, ids) for t, (ids, _) in zip(terms, parts))
+                ids = np.concatenate([p[0] for p in parts])
+                if len(ids):
+                    weights = np.concatenate([p[1] * t.boost for t, p in zip(terms, parts)])
+                    scores += np.bincount(ids, weights=weights, minlength=n)
+                    mask[ids] = True
+            for c in others:
+                sc, mc = self._node(c, leaves, keep)
+                scores += sc
+                mask |= mc
+            return scores * q.boost, mask
+        if isinstance(q, Q.And):
+            scores = np.zeros(n)
+            mask = np.ones(n, dtype=bool)
+            for c in q.subqueries:
+                sc, mc = self._node(c, leaves, keep)
+                scores += sc
+                mask &= mc
+            return np.where(mask, scores, 0.0) * q.boost, mask
+        if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
+            return np.zeros(n), np.zeros(n, dtype=bool)
+        raise TypeError(f"query type {type(q).__name__} is not evaluated")
+
+    def matched_terms(self, q: Q.Query, docnum: int) -> set[tuple[str, str]] | None:
+        """The terms that made the document match (only the branches that match it), or None."""
+        if isinstance(q, Q.Term):
+            ids, _ = self.postings(q.fieldname, q.text)
+            return {(q.fieldname, q.text)} if _contains(ids, docnum) else None
+        if isinstance(q, Q.Require):
+            a = self.matched_terms(q.subqueries[0], docnum)
+            return a if a is not None and self.matched_terms(q.subqueries[1], docnum) is not None else None
+        if isinstance(q, Q.And):
+            out: set[tuple[str, str]] = set()
+            for c in q.subqueries:
+                t = self.matched_terms(c, docnum)
+                if t is None:
+                    return None
+                out |= t
+            return out if q.subqueries else None
+        if isinstance(q, Q.Or):
+            found = [t for c in q.subqueries if (t := self.matched_terms(c, docnum)) is not None]
+            return set().union(*found) if found else None
+        return None
+
+    def top(self, scores: np.ndarray, mask: np.ndarray, limit: int) -> list[int]:
+        """The best `limit` documents: higher score first, then lower document number (as Whoosh orders)."""
+        idx = np.flatnonzero(mask)
+        if len(idx) > limit:
+            sel = np.argpartition(-scores[idx], limit - 1)[:limit]
+            cut = scores[idx][sel].min()
+            idx = idx[scores[idx] >= cut]  # keep every tie at the cut, then order
+        order = np.lexsort((idx, -scores[idx]))
+        return [int(d) for d in idx[order][:limit]]
+
+
 # --- searching -----------------------------------------------------------------------------------------
 
 
@@ -304,16 +463,12 @@ class SearchIndex:
                 if len(reading) >= 3:
                     self._synonym_readings.append((reading, means))
 
-        self._local = threading.local()
+        self._evaluator = _Evaluator(self.ix)
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
 
     def _searcher(self):
-        s = getattr(self._local, "searcher", None)
-        if s is None:
-            s = self.ix.searcher(weighting=scoring.BM25F())
-            self._local.searcher = s
-        return s
+        return self._evaluator.searcher
 
     # query building
 
@@ -423,12 +578,6 @@ class SearchIndex:
 
     # running
 
-    def _game_docnums(self, s, game: str) -> frozenset[int]:
-        cache = self._local.__dict__.setdefault("game_docs", {})
-        if game not in cache:
-            cache[game] = frozenset(s.docs_for_query(Q.Term("game", game)))
-        return cache[game]
-
     def search(self, query: str, game: str | None = None, limit: int = 10) -> Results:
         """Sections matching a judge's query, best first (answers for recent queries are kept: judges at one
         event search the same words, and the index does not change while the process runs)."""
@@ -455,7 +604,7 @@ class SearchIndex:
         limit = max(1, min(int(limit), 100))
         if not text:
             return Results(query=text, total=0, hits=[])
-        s = self._searcher()
+        ev = self._evaluator
         flt = Q.Term("game", game) if game else None
         found: dict[int, tuple[dict, float, set[tuple[str, str]]]] = {}
         matching: set[int] = set()  # every matching section, for the total
@@ -463,18 +612,20 @@ class SearchIndex:
         def run(q: Q.Query | None, n: int, check=None, extra_terms=()) -> None:
             if q is None:
                 return
-            res = s.search(q, limit=n, filter=flt, terms=True)
-            for hit in res:
-                if check and not check(hit):
+            if flt is not None:
+                q = Q.Require(q, flt)
+            scores, mask, leaves = ev.evaluate(q)
+            if check is None:
+                matching.update(np.flatnonzero(mask).tolist())
+            for docnum in ev.top(scores, mask, n if check is None else n):
+                fields = ev.stored[docnum]
+                if check and not check(fields):
                     continue
-                matching.add(hit.docnum)
-                if hit.docnum not in found:
-                    terms = {(f, t.decode("utf-8") if isinstance(t, bytes) else t) for f, t in hit.matched_terms()}
-                    found[hit.docnum] = (hit.fields(), hit.score, terms | set(extra_terms))
-            if check is None and res.scored_length() >= n:
-                # More match than the page shows: count them (the filter applied) for an exact total.
-                docs = set(s.docs_for_query(q))
-                matching.update(docs & self._game_docnums(s, game) if game else docs)
+                matching.add(docnum)
+                if docnum not in found:
+                    terms = ev.matched_terms(q, docnum) or set()
+                    terms = {(f, t) for f, t in terms if f != "game"}
+                    found[docnum] = (fields, float(scores[docnum]), terms | set(extra_terms))
 
         key = squash(text)
         if len(key) <= 12:
@@ -488,8 +639,8 @@ class SearchIndex:
             run(self._text_query(text, mode="or"), limit)
         needle = squash(text)
         if len(found) < limit and len(needle) >= 2:
-            def contiguous(hit) -> bool:
-                return needle in squash(hit["title_text"]) or needle in squash(hit["text"])
+            def contiguous(fields) -> bool:
+                return needle in squash(fields["title_text"]) or needle in squash(fields["text"])
             run(self._gram_query(text), max(limit * 3, 30), check=contiguous, extra_terms=[("needle", needle)])
         hits: list[Hit] = []
         ranked = list(found.values())[:limit]
