@@ -43,6 +43,7 @@ def load_settings(app: Flask, test_config: dict | None = None) -> None:
         SITUATION_INDEX_DIR=str(Path(app.instance_path) / "situation-index"),
         DATABASE_URL=os.environ.get("DATABASE_URL") or f"sqlite:///{Path(app.instance_path) / 'judgeapp.db'}",
         PERMANENT_SESSION_LIFETIME=16 * 3600,  # an event day
+        WTF_CSRF_TIME_LIMIT=None,  # the token lives as long as the session: a form left open for a round works
         MAX_CONTENT_LENGTH=1024 * 1024,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
@@ -100,6 +101,9 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.register_blueprint(rules.bp)
     app.register_blueprint(wizard.bp)
     app.register_blueprint(event_routes.bp)
+    from .events.service import jst
+
+    app.add_template_filter(jst, "jst")
     _server_timing(app)
     app.register_blueprint(api.bp, url_prefix="/api")
     return app

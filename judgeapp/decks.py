@@ -307,6 +307,7 @@ def report_json(rep: Report, url_for_infraction) -> dict:
                       "cards": p.cards, "infraction": url_for_infraction(p.infraction) if p.infraction else None}
                      for p in rep.problems],
         "notices": rep.notices,
+        "needs_review": bool(rep.notices),
         "unchecked": rep.unchecked,
         "note": "カードのデータベースはありません。規定のリストにない名前は、そのまま数えています。",
     }

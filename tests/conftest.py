@@ -56,25 +56,44 @@ def app(index_dir, tmp_path):
     app.extensions["judgeapp.db"].dispose()
 
 
+_PG_CLEANUP: list = []
+PG_SCHEMA = f"judgeapp_test_{os.getpid()}"  # each run its own schema: two runs at once do not collide
+
+
 def postgres_url() -> str:
-    """TEST_DATABASE_URL (required: CI sets it), else this machine's server if it answers, else skip."""
+    """TEST_DATABASE_URL (required: CI sets it), else this machine's server if it answers, else skip.
+
+    The tests use a schema of their own (search_path), emptied before each test and dropped at the end."""
+    import atexit
+
     from sqlalchemy import create_engine, text
 
-    url = os.environ.get("TEST_DATABASE_URL")
-    required = bool(url)
-    url = url or DEFAULT_TEST_PG
+    base = os.environ.get("TEST_DATABASE_URL")
+    required = bool(base)
+    base = base or DEFAULT_TEST_PG
     try:
-        engine = create_engine(url, connect_args={"connect_timeout": 3})
+        engine = create_engine(base, connect_args={"connect_timeout": 3})
         with engine.begin() as conn:
-            conn.execute(text("DROP SCHEMA IF EXISTS public CASCADE"))
-            conn.execute(text("CREATE SCHEMA public"))
-        engine.dispose()
+            conn.execute(text(f"DROP SCHEMA IF EXISTS {PG_SCHEMA} CASCADE"))
+            conn.execute(text(f"CREATE SCHEMA {PG_SCHEMA}"))
+
+        def drop() -> None:
+            with engine.begin() as conn:
+                conn.execute(text(f"DROP SCHEMA IF EXISTS {PG_SCHEMA} CASCADE"))
+            engine.dispose()
+
+        if not _PG_CLEANUP:
+            _PG_CLEANUP.append(drop)
+            atexit.register(drop)
+        else:
+            engine.dispose()
     except Exception as exc:  # noqa: BLE001 — any failure to reach the server
-        msg = f"PostgreSQL not reachable at {url.split('@')[-1]} ({type(exc).__name__})"
+        msg = f"PostgreSQL not reachable at {base.split('@')[-1]} ({type(exc).__name__})"
         if required:
             pytest.fail(msg + " — TEST_DATABASE_URL is set, so the PostgreSQL tests are required")
         pytest.skip(msg + "; set TEST_DATABASE_URL to run the PostgreSQL tests")
-    return url
+    sep = "&" if "?" in base else "?"
+    return f"{base}{sep}options=-csearch_path%3D{PG_SCHEMA}"
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -263,3 +263,59 @@ def test_a_discretionary_upgrade_is_offered_and_the_judge_decides(client):
     assert resp.status_code == 302
     html = client.get(resp.headers["Location"]).get_data(as_text=True)
     assert "敗北" in html and "警告 1" in html
+
+
+def test_lycee_n_w_n_removes_the_player_through_the_pages(client):
+    new_event(client, game="lycee")
+    eid = event_id_of(client)
+    form_post(client, f"/events/{eid}/players", {"number": "001", "name": "山田"})
+    page = f"/events/{eid}/record?player=1"
+    for i, level in enumerate(["caution", "warning", "caution"], 1):
+        resp = form_post(client, f"/events/{eid}/record", {"player": "1", "round": str(i), "level": level,
+                                                           "facts": f"{i} 件目", "action": "confirm",
+                                                           "idempotency_key": f"k{i}"}, page=page)
+        assert resp.status_code == 302
+        html = client.get(f"/events/{eid}/players/1").get_data(as_text=True)
+        assert ("トーナメントから除外" in html) == (i == 3)
+    assert "スコアカード：N W N" in html
+    assert "トーナメントから除外" in client.get(f"/events/{eid}").get_data(as_text=True)
+
+
+def test_a_double_tapped_confirm_records_once(client):
+    new_event(client)
+    eid = event_id_of(client)
+    form_post(client, f"/events/{eid}/players", {"number": "001", "name": "山田"})
+    page = f"/events/{eid}/record?player=1"
+    html = client.get(page).get_data(as_text=True)
+    key = re.search(r'name="idempotency_key" value="([^"]+)"', html).group(1)
+    data = {"player": "1", "round": "1", "level": "warning", "facts": "二度押し", "action": "confirm",
+            "idempotency_key": key}
+    assert form_post(client, f"/events/{eid}/record", data, page=page).status_code == 302
+    assert form_post(client, f"/events/{eid}/record", data, page=page).status_code == 302
+    html = client.get(f"/events/{eid}/players/1").get_data(as_text=True)
+    assert html.count("二度押し") == 1
+
+
+def test_an_open_case_does_not_preselect_a_penalty(client):
+    new_event(client, game="tcg-taikai", level="casual", tier="1")
+    eid = event_id_of(client)
+    form_post(client, f"/events/{eid}/players", {"number": "001", "name": "山田"})
+    html = client.get(f"/events/{eid}/record?player=1&infraction=tcg-taikai/sleeves").get_data(as_text=True)
+    assert re.search(r'<option value="" disabled selected>選んでください</option>', html)
+    assert "ペナルティなし（記録のみ）" in html
+
+
+def test_a_stale_form_gets_a_japanese_message(client):
+    new_event(client)
+    eid = event_id_of(client)
+    resp = client.post(f"/events/{eid}/players", data={"csrf_token": "stale", "number": "1", "name": "x"})
+    assert resp.status_code == 400 and "読み込み直して" in resp.get_data(as_text=True)
+
+
+def test_times_are_shown_in_japan_time(client):
+    new_event(client)
+    eid = event_id_of(client)
+    html = client.get(f"/events/{eid}/audit").get_data(as_text=True)
+    from datetime import datetime, timedelta, timezone
+    now = datetime.now(timezone(timedelta(hours=9))).strftime("%m/%d %H:")
+    assert now in html

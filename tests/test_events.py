@@ -28,7 +28,7 @@ class Api:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     def get(self, path, **params):
-        return self.c.get(f"/api/events/{self.event_id}{path}", query_string=params, headers=self._h())
+        return self.c.get(f"/api/events/{self.event_id}{path}", query_string=params or None, headers=self._h())
 
     def post(self, path, body=None, method="post"):
         return getattr(self.c, method)(f"/api/events/{self.event_id}{path}", json=body, headers=self._h())
@@ -44,9 +44,10 @@ def make_event(client, **changes) -> Api:
 def add_staff(org: Api, name: str, role: str, grants=()) -> Api:
     resp = org.post("/staff", {"name": name, "role": role, "passcode": f"{name}-pass", "grants": list(grants)})
     assert resp.status_code == 201, resp.get_json()
-    staff_id = resp.get_json()["id"]
-    token = org.post(f"/staff/{staff_id}/token").get_json()["token"]
-    return Api(org.c, org.event_id, token)
+    # The member signs in through the API with their passcode and gets their own token.
+    resp = org.c.post(f"/api/events/{org.event_id}/token", json={"name": name, "passcode": f"{name}-pass"})
+    assert resp.status_code == 201, resp.get_json()
+    return Api(org.c, org.event_id, resp.get_json()["token"])
 
 
 def add_player(org: Api, number="001", name="山田太郎") -> int:
@@ -289,3 +290,115 @@ def test_audit_log_and_exports(event, client):
     assert resp.status_code == 200 and resp.data.startswith("\ufeff".encode())
     rows = list(csv.reader(io.StringIO(resp.data.decode("utf-8-sig"))))
     assert rows[0][0] == "記録ID" and rows[1][3] == "001" and rows[1][7] == "無効"
+
+
+# --- corrections after review: duplicates, grants, open cases, hostile input -----------------------------
+
+
+def test_a_retry_with_the_same_idempotency_key_records_once(event):
+    fj, player = event["fj"], event["player"]
+    body = {"player": player, "round": 1, "level": "W", "facts": "再送"}
+    first = fj.c.post(f"/api/events/{fj.event_id}/penalties", json=body,
+                      headers={**fj._h(), "Idempotency-Key": "tap-1"}).get_json()
+    again = fj.c.post(f"/api/events/{fj.event_id}/penalties", json=body,
+                      headers={**fj._h(), "Idempotency-Key": "tap-1"}).get_json()
+    assert first["record"]["id"] == again["record"]["id"]
+    assert len(fj.get("/penalties").get_json()["results"]) == 1
+
+
+def test_an_appeal_cannot_give_a_restricted_level_without_the_grant(client):
+    org = make_event(client, game="ijinden")
+    fj = add_staff(org, "FJ", "floor_judge")
+    hj = add_staff(org, "HJ", "head_judge")
+    player = add_player(org)
+    rid = record(fj, player, "警告").get_json()["record"]["id"]
+    appeal_id = fj.post(f"/penalties/{rid}/appeal", {"grounds": "x"}).get_json()["appeal"]["id"]
+    resp = hj.post(f"/appeals/{appeal_id}/decision", {"outcome": "change", "level": "敗北", "reason": "悪質"})
+    assert resp.status_code == 403 and resp.get_json()["error"]["code"] == "not_granted"
+    assert hj.get("/appeals").get_json()["results"]  # still waiting: nothing was written
+
+
+def test_a_ruling_without_penalty_is_kept_and_not_counted(client):
+    org = make_event(client, game="dm-senshu")
+    hj = add_staff(org, "HJ", "head_judge")
+    player = add_player(org)
+    resp = record(hj, player, "no-penalty", infraction="dm-senshu/premium-hall-card")
+    assert resp.status_code == 201, resp.get_json()
+    data = resp.get_json()["player"]
+    assert data["removed"] is False and data["standing"]["effective"] == {}
+    assert data["records"][0]["penalty"] == "ペナルティなし"
+    assert data["records"][0]["citations"][0]["section"] == "dm-senshu/floor-rules/305"
+
+
+def test_a_decided_appeal_is_final_and_a_void_record_cannot_be_decided(event):
+    fj, hj, player = event["fj"], event["hj"], event["player"]
+    rid = record(fj, player, "W").get_json()["record"]["id"]
+    appeal_id = fj.post(f"/penalties/{rid}/appeal", {"grounds": "x"}).get_json()["appeal"]["id"]
+    hj.post(f"/appeals/{appeal_id}/decision", {"outcome": "uphold", "reason": "維持"})
+    resp = hj.post(f"/penalties/{rid}/void", {"reason": "やっぱり"})
+    assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "decided"
+    rid2 = record(fj, player, "N").get_json()["record"]["id"]
+    appeal2 = fj.post(f"/penalties/{rid2}/appeal", {"grounds": "y"}).get_json()["appeal"]["id"]
+    # A void after the appeal was filed, then a decision: refused.
+    assert hj.post(f"/penalties/{rid2}/void", {"reason": "別人"}).status_code == 201
+    resp = hj.post(f"/appeals/{appeal2}/decision", {"outcome": "overturn", "reason": "z"})
+    assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "record_void"
+
+
+def test_only_the_member_issues_their_own_token(event):
+    org, fj = event["org"], event["fj"]
+    staff = {s["name"]: s["id"] for s in org.get("").get_json()["staff"]}
+    resp = org.post(f"/staff/{staff['FJ']}/token")
+    assert resp.status_code == 403 and "本人だけ" in resp.get_json()["error"]["message"]
+    assert fj.post(f"/staff/{staff['FJ']}/token").status_code == 201
+
+
+def test_the_organizer_corrects_the_event_and_manages_staff(event, client):
+    org, fj = event["org"], event["fj"]
+    record(fj, event["player"], "N", round=3)
+    resp = org.post("", {"rounds": 2}, method="patch")
+    assert resp.status_code == 409 and "第 3 ラウンド" in resp.get_json()["error"]["message"]
+    assert org.post("", {"rounds": 8, "name": "冬の大会（決勝あり）"}, method="patch").get_json()["rounds"] == 8
+    staff = {s["name"]: s["id"] for s in org.get("").get_json()["staff"]}
+    assert org.post(f"/staff/{staff['FJ']}", {"active": False}, method="patch").status_code == 200
+    assert fj.get("/penalties").status_code == 401  # the disabled member's token is gone
+    resp = client.post(f"/api/events/{org.event_id}/token", json={"name": "FJ", "passcode": "FJ-pass"})
+    assert resp.status_code == 401
+    assert "event.update" in [e["action"] for e in org.get("/audit").get_json()["results"]]
+
+
+@pytest.mark.parametrize("changes", [{"game": "lycee", "tier": 2}, {"game": "tcg-taikai", "tier": 1, "level": "competitive"},
+                                     {"game": "tcg-taikai", "tier": 3, "level": "casual"}])
+def test_tier_follows_the_text(client, changes):
+    resp = client.post("/api/events", json={**EVENT, **changes})
+    assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_tier"
+
+
+def test_grants_are_only_what_the_policy_restricts(client):
+    org = make_event(client)  # lycee restricts nothing
+    resp = org.post("/staff", {"name": "X", "role": "floor_judge", "passcode": "xxxxxxx", "grants": ["ijinden-defeat"]})
+    assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_grant"
+
+
+@pytest.mark.parametrize("path", ["/players/99999999999999999999", "/penalties/99999999999999999999",
+                                  "/penalties?player=99999999999999999999"])
+def test_huge_ids_are_not_found_not_errors(event, path):
+    resp = event["org"].get(path)
+    assert resp.status_code in (400, 404) and resp.get_json()["error"]["message"]
+
+
+def test_huge_ids_in_bodies_and_odd_types(event):
+    fj = event["fj"]
+    assert record(fj, 10**30, "N").status_code == 404
+    resp = fj.post("/penalties", {"player": event["player"], "round": 1, "level": "N", "facts": ["x"]})
+    assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_type"
+    resp = event["org"].post("/players", {"number": {"a": 1}, "name": "X"})
+    assert resp.status_code == 400
+
+
+def test_lone_surrogates_get_a_message(client):
+    body = '{"penalties": ["\\ud800"]}'
+    resp = client.post("/api/policies/lycee/standing", data=body, content_type="application/json")
+    assert resp.status_code == 400 and resp.get_json()["error"]["message"]
+    resp = client.post("/api/decks/check", data='{"game": "ijinden", "deck": "1 \\ud800x"}', content_type="application/json")
+    assert resp.status_code in (200, 400)

@@ -8,6 +8,7 @@ from flask import request
 from ..errors import JudgeappError
 from ..events import service
 from ..events.auth import api_staff, current_db
+from ..events.models import Appeal
 from ..library import current_library
 from . import bp
 
@@ -31,6 +32,30 @@ def create_event():
     return {"event": service.event_json(ev), "staff": service.staff_json(org), "token": token}, 201
 
 
+@bp.post("/events/<int:event_id>/token")
+def sign_in(event_id: int):
+    """Sign in through the API: `{"name", "passcode"}` → a new token for that staff member (throttled)."""
+    data = _body()
+    service.get_event(current_db(), event_id)
+    staff, token = service.token_by_passcode(current_db(), event_id, data.get("name"), data.get("passcode"))
+    return {"staff": service.staff_json(staff), "token": token}, 201
+
+
+@bp.patch("/events/<int:event_id>")
+def update_event(event_id: int):
+    """Organizer: correct the name, date, level, tier or rounds (a top cut adds rounds)."""
+    actor = api_staff(event_id, "staff")
+    ev = service.update_event(current_db(), current_library().policies, actor, _body())
+    return service.event_json(ev)
+
+
+@bp.patch("/events/<int:event_id>/staff/<int:staff_id>")
+def update_staff(event_id: int, staff_id: int):
+    """Organizer: `{"passcode": new}` resets a passcode; `{"active": false}` disables a member (and their token)."""
+    actor = api_staff(event_id, "staff")
+    return service.staff_json(service.set_staff(current_db(), actor, staff_id, _body()))
+
+
 @bp.get("/events/<int:event_id>")
 def event(event_id: int):
     api_staff(event_id)
@@ -45,14 +70,17 @@ def event(event_id: int):
 @bp.post("/events/<int:event_id>/staff")
 def add_staff(event_id: int):
     actor = api_staff(event_id, "staff")
-    st = service.add_staff(current_db(), actor, _body())
+    ev = service.get_event(current_db(), event_id)
+    st = service.add_staff(current_db(), actor, _body(), service.grants_of(current_library().policies, ev))
     return service.staff_json(st), 201
 
 
 @bp.put("/events/<int:event_id>/staff/<int:staff_id>/grants")
 def set_grants(event_id: int, staff_id: int):
     actor = api_staff(event_id, "staff")
-    st = service.set_grants(current_db(), actor, staff_id, _body().get("grants", []))
+    ev = service.get_event(current_db(), event_id)
+    st = service.set_grants(current_db(), actor, staff_id, _body().get("grants", []),
+                            service.grants_of(current_library().policies, ev))
     return service.staff_json(st)
 
 
@@ -97,9 +125,9 @@ def penalties(event_id: int):
 
     def num(name):
         v = request.args.get(name, "")
-        if v and not v.isdigit():
-            raise JudgeappError(f"{name} は数字で指定してください。", 400, "bad_filter")
-        return int(v) if v else None
+        if v and service._id(v) < 0:
+            raise JudgeappError(f"{name} は 1 以上の数字で指定してください。", 400, "bad_filter")
+        return service._id(v) if v else None
 
     views = service.event_records(current_db(), event_id, player=num("player"), round_=num("round"),
                                   judge=num("judge"), level=request.args.get("level") or None)
@@ -113,6 +141,8 @@ def record(event_id: int):
     db = current_db()
     lib = current_library()
     data = _body()
+    if request.headers.get("Idempotency-Key"):
+        data["idempotency_key"] = request.headers["Idempotency-Key"]
     p = service.record_penalty(db, lib.policies, actor, data, lib.policies.version)
     ev, policy = _policy(event_id)
     pl = service.get_player(db, event_id, p.player_id)
@@ -150,9 +180,8 @@ def appeals(event_id: int):
 @bp.post("/events/<int:event_id>/appeals/<int:appeal_id>/decision")
 def decide(event_id: int, appeal_id: int):
     actor = api_staff(event_id, "decide")
-    d = service.decide_appeal(current_db(), current_library().policies, actor, appeal_id, _body())
+    service.decide_appeal(current_db(), current_library().policies, actor, appeal_id, _body())
     with current_db().reader() as s:
-        from ..events.models import Appeal
         penalty_id = s.get(Appeal, appeal_id).penalty_id
     return service.record_json(service.get_record(current_db(), event_id, penalty_id)), 201
 
@@ -160,7 +189,7 @@ def decide(event_id: int, appeal_id: int):
 @bp.get("/events/<int:event_id>/audit")
 def audit(event_id: int):
     api_staff(event_id, "export")
-    return {"results": [{"id": e.id, "at": e.created_at.isoformat(), "staff": e.staff.name if e.staff else None,
+    return {"results": [{"id": e.id, "at": service.iso(e.created_at), "staff": e.staff.name if e.staff else None,
                          "action": e.action, "target": e.target, "detail": e.detail}
                         for e in service.audit_log(current_db(), event_id)]}
 

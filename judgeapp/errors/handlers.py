@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from flask import current_app, jsonify, render_template, request
+from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
 from . import JudgeappError, bp
@@ -32,6 +33,12 @@ def error_response(status: int, code: str, message: str):
 @bp.app_errorhandler(JudgeappError)
 def handle_domain_error(exc: JudgeappError):
     return error_response(exc.status, exc.code, exc.message)
+
+
+@bp.app_errorhandler(CSRFError)
+def handle_csrf_error(exc: CSRFError):
+    return error_response(400, "csrf", "フォームの確認に失敗しました（ページが古くなったか、別の画面から送られました）。"
+                          "ブラウザで戻り、ページを読み込み直してからもう一度送信してください。")
 
 
 @bp.app_errorhandler(HTTPException)

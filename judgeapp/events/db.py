@@ -49,13 +49,6 @@ class Database:
         self.is_sqlite = url.startswith("sqlite")
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(self.engine.execution_options(write=True), expire_on_commit=False)
-        # Rows that are never changed once written (events, players), kept by id for this process.
-        self.immutable: dict[tuple, object] = {}
-
-    def remember(self, key: tuple, row: object) -> None:
-        if len(self.immutable) > 20_000:
-            self.immutable.clear()
-        self.immutable[key] = row
 
     def reader(self) -> Session:
         return self._read()

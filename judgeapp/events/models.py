@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 
-from sqlalchemy import (JSON, Date, DateTime, ForeignKey, Integer, String, Text, UniqueConstraint, CheckConstraint)
+from sqlalchemy import (JSON, Boolean, CheckConstraint, Date, DateTime, ForeignKey, Integer, String, Text,
+                        UniqueConstraint, true)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
@@ -57,6 +58,7 @@ class Staff(Base):
     passcode_hash: Mapped[str] = mapped_column(String(255))
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     grants: Mapped[list] = mapped_column(JSON, default=list)  # permissions the organizer granted
+    active: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
     failed_signins: Mapped[int] = mapped_column(Integer, default=0)
     locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
@@ -100,11 +102,15 @@ class Penalty(Base):
     corpus_version: Mapped[str] = mapped_column(String(80))
     answers: Mapped[dict] = mapped_column(JSON, default=dict)  # the wizard's answers {node: answer}
     judge_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    # A key the form (or an API client's Idempotency-Key) sends once: a double tap or a retry on weak Wi-Fi
+    # finds the record already made instead of making a second one.
+    idempotency_key: Mapped[str | None] = mapped_column(String(80), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     judge: Mapped[Staff] = relationship(lazy="joined")
     player: Mapped[Player] = relationship(lazy="joined")
-    __table_args__ = (UniqueConstraint("player_id", "seq", name="penalty_player_seq_unique"),)
+    __table_args__ = (UniqueConstraint("player_id", "seq", name="penalty_player_seq_unique"),
+                      UniqueConstraint("judge_id", "idempotency_key", name="penalty_idempotency_unique"))
 
 
 class Void(Base):

@@ -5,6 +5,7 @@ decision, staff and grants, the audit log and the exports."""
 from __future__ import annotations
 
 import json
+import secrets
 
 from flask import Blueprint, Response, flash, redirect, render_template, request, session, url_for
 
@@ -80,12 +81,16 @@ def show(event_id: int):
     policy = _policy(ev)
 
     def num(name):
-        v = request.args.get(name, "")
-        return int(v) if v.isdigit() else None
+        n = service._id(request.args.get(name, ""))
+        return n if n > 0 else None
 
     level = request.args.get("level") or None
     records = service.event_records(db, event_id, player=num("player"), round_=num("round"), judge=num("judge"),
                                     level=level)
+    who = request.args.get("q", "").strip()
+    if who:  # a player by number or name
+        ids = {p.id for p in service.find_players(db, event_id, who)}
+        records = [v for v in records if v.penalty.player_id in ids]
     return render_template(
         "events/show.html", event=ev, staff=staff, policy=policy, records=records,
         appeals=service.pending_appeals(db, event_id), over=service.players_over_the_line(db, policy, event_id),
@@ -145,14 +150,15 @@ def record(event_id: int):
     policy = _policy(ev)
     lib = current_library()
     src = request.form if request.method == "POST" else request.args
-    infraction_id = src.get("infraction", "")
-    iid = infraction_id.split("/", 1)[-1]
-    inf = policy.infractions.get(iid)
+    game, _, iid = src.get("infraction", "").rpartition("/")
+    inf = policy.infractions.get(iid) if game in ("", ev.game) else None
     answers = {k[2:]: v for k, v in src.items() if k.startswith("a.")}
     form = dict(src)
-    if inf and "level" not in form and inf.penalty:
-        form["level"] = inf.penalty
+    if inf and "level" not in form and inf.penalty and not inf.head_judge:
+        form["level"] = inf.penalty  # the text's level; where it decides nothing the judge must choose
+    form.setdefault("idempotency_key", secrets.token_urlsafe(16))
     ctx = dict(event=ev, staff=staff, policy=policy, inf=inf, answers=answers, corpus=lib.corpus,
+               no_penalty=service.NO_PENALTY,
                players=service.find_players(db, event_id, src.get("q", "")) if not src.get("player") else [],
                chosen=None)
     if src.get("player"):
@@ -176,8 +182,7 @@ def record(event_id: int):
             service._int(data.get("round", ""), "ラウンド", 1, ev.rounds)
             service._clean(data.get("facts"), "事実（何が起きたか）", 2000)
             current, after = service.preview(db, policy, ctx["chosen"], data.get("level", ""))
-            return render_template("events/record.html", form=form, preview=after, current=current,
-                                   level_item=policy.resolve(data["level"]), **ctx)
+            return render_template("events/record.html", form=form, preview=after, current=current, **ctx)
         p = service.record_penalty(db, lib.policies, staff, data, lib.policies.version)
     except JudgeappError as exc:
         return _form_error("events/record.html", exc, **ctx)
@@ -238,24 +243,35 @@ def decide(event_id: int, record_id: int):
 
 @bp.route("/events/<int:event_id>/staff", methods=["GET", "POST"])
 def staff_page(event_id: int):
+    """Staff and the event's settings: the organizer adds staff, grants what the policy restricts, resets a
+    passcode, disables a member, and corrects the event; each member can take an API token for themself."""
     db = current_db()
     staff = page_staff(event_id)
     ev = service.get_event(db, event_id)
+    lib = current_library()
     policy = _policy(ev)
     grants = [lv for lv in policy.levels.values() if lv.grant]
+    allowed = service.grants_of(lib.policies, ev)
     token = None
     error = None
     if request.method == "POST":
         try:
             action = request.form.get("action")
+            target = request.form.get("staff", "")
             if action == "add":
-                service.add_staff(db, staff, request.form)
+                service.add_staff(db, staff, request.form, allowed)
                 flash("スタッフを追加しました。")
             elif action == "grants":
-                service.set_grants(db, staff, int(request.form.get("staff", 0) or 0), request.form.getlist("grants"))
+                service.set_grants(db, staff, target, request.form.getlist("grants"), allowed)
                 flash("権限を変更しました。")
+            elif action == "update":
+                service.set_staff(db, staff, target, {k: v for k, v in request.form.items() if k in ("passcode", "active")})
+                flash("スタッフを変更しました。")
             elif action == "token":
-                token = service.issue_token(db, staff, int(request.form.get("staff", 0) or 0))
+                token = service.issue_token(db, staff, target)
+            elif action == "event":
+                ev = service.update_event(db, lib.policies, staff, request.form)
+                flash("大会の設定を変更しました。")
             else:
                 raise JudgeappError("操作を選んでください。", 400, "bad_action")
         except JudgeappError as exc:
@@ -264,7 +280,8 @@ def staff_page(event_id: int):
             return redirect(url_for("events.staff_page", event_id=event_id))
     return render_template("events/staff.html", event=ev, staff=staff, staff_list=service.list_staff(db, event_id),
                            roles=ROLES, grants=grants, token=token, error=error.message if error else None,
-                           form=request.form if error else {}), (error.status if error else 200)
+                           form=request.form if error else {}, levels=LEVELS,
+                           uses_tier=policy.file.competitive_question), (error.status if error else 200)
 
 
 @bp.get("/events/<int:event_id>/audit")

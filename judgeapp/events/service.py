@@ -51,8 +51,23 @@ LOCK_AFTER = 3  # failed sign-ins before each further try waits
 MAX_PLAYERS_IMPORT = 2000
 
 
+MAX_ID = 2**31 - 1
+
+
+def _id(value: object) -> int:
+    """A row id from a URL or a body: 1 … 2³¹−1, else -1 (which no row has)."""
+    try:
+        n = int(str(value).strip())
+    except (TypeError, ValueError):
+        return -1
+    return n if 1 <= n <= MAX_ID else -1
+
+
 def _clean(text: object, what: str, max_len: int, required: bool = True) -> str:
-    s = unicodedata.normalize("NFKC", str(text or "")).strip()
+    if text is not None and not isinstance(text, (str, int)) or isinstance(text, bool):
+        raise JudgeappError(f"{what}は文字で入力してください。", 400, "bad_type")
+    s = unicodedata.normalize("NFKC", str(text if text is not None else "")).strip()
+    s = s.encode("utf-8", "replace").decode("utf-8")
     s = "".join(ch for ch in s if ch in "\n\t" or unicodedata.category(ch)[0] != "C")
     if required and not s:
         raise JudgeappError(f"{what}を入力してください。", 400, "missing_field")
@@ -108,6 +123,7 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
         raise JudgeappError("競技か一般かを選んでください。", 400, "bad_level")
     tier_raw = str(form.get("tier") or "").strip()
     tier = _int(tier_raw, "トーナメント階層レベル", 1, 5) if tier_raw else None
+    _check_tier(policies, game, level, tier)
     rounds = _int(form.get("rounds", ""), "ラウンド数", 1, 30)
     organizer = _clean(form.get("organizer"), "主催者の名前", 60)
     passcode = _passcode(form.get("passcode"))
@@ -129,6 +145,49 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
     return ev, org, token
 
 
+def _check_tier(policies: Policies, game: str, level: str, tier: int | None) -> None:
+    """The 階層レベル belongs to the TCG 大会規定 only, where 1c-ii ties it to 競技/一般 (1 → 一般, 2+ → 競技)."""
+    if tier is None:
+        return
+    if not policies.games[game].file.competitive_question:
+        raise JudgeappError("トーナメント階層レベルは TCG 大会規定の大会でだけ使います。空のままにしてください。", 400,
+                            "bad_tier")
+    if (tier == 1) != (level == "casual"):
+        raise JudgeappError("大会規定 1c-ii では、階層レベル 1 は一般、2 以上は競技です。レベルか階層を直してください。",
+                            400, "bad_tier")
+
+
+def update_event(db: Database, policies: Policies, actor: Staff, form: dict) -> Event:
+    """The organizer corrects the event (name, date, level, tier, rounds: a top cut adds rounds). Audited."""
+    require(actor, "staff")
+    ev = get_event(db, actor.event_id)
+    name = _clean(form.get("name", ev.name), "大会名", 120)
+    try:
+        held_on = date.fromisoformat(str(form.get("date") or ev.held_on.isoformat()).strip())
+    except ValueError:
+        raise JudgeappError("開催日は 2026-12-01 の形で入力してください。", 400, "bad_date") from None
+    level = str(form.get("level") or ev.level)
+    if level not in LEVELS:
+        raise JudgeappError("競技か一般かを選んでください。", 400, "bad_level")
+    tier_raw = str(form.get("tier") if form.get("tier") is not None else (ev.tier or "")).strip()
+    tier = _int(tier_raw, "トーナメント階層レベル", 1, 5) if tier_raw else None
+    _check_tier(policies, ev.game, level, tier)
+    rounds = _int(form.get("rounds", ev.rounds), "ラウンド数", 1, 30)
+
+    def do(s: Session):
+        row = s.get(Event, ev.id)
+        played = s.scalar(select(func.max(Penalty.round)).where(Penalty.event_id == ev.id)) or 0
+        if rounds < played:
+            raise JudgeappError(f"第 {played} ラウンドの記録があるので、ラウンド数は {played} 以上にしてください。",
+                                409, "rounds_in_use")
+        before = event_json(row)
+        row.name, row.held_on, row.level, row.tier, row.rounds = name, held_on, level, tier, rounds
+        audit(s, ev.id, actor, "event.update", f"event:{ev.id}", before=before, after=event_json(row))
+        return row
+
+    return db.write(do)
+
+
 def _passcode(value: object) -> str:
     p = str(value or "")
     if len(p) < MIN_PASSCODE or len(p) > 200:
@@ -136,14 +195,14 @@ def _passcode(value: object) -> str:
     return p
 
 
-def add_staff(db: Database, actor: Staff, form: dict) -> Staff:
+def add_staff(db: Database, actor: Staff, form: dict, allowed_grants: set[str] = frozenset()) -> Staff:
     require(actor, "staff")
     name = _clean(form.get("name"), "スタッフの名前", 60)
     role = str(form.get("role") or "")
     if role not in ROLES:
         raise JudgeappError("役割を選んでください（主催者・ヘッドジャッジ・フロアジャッジ・スコアキーパー）。", 400, "bad_role")
     passcode = _passcode(form.get("passcode"))
-    grants = _grants(form.get("grants"))
+    grants = _grants(form.get("grants"), allowed_grants)
 
     def do(s: Session):
         if s.scalar(select(Staff.id).where(Staff.event_id == actor.event_id, Staff.name == name)):
@@ -158,24 +217,31 @@ def add_staff(db: Database, actor: Staff, form: dict) -> Staff:
     return db.write(do)
 
 
-def _grants(value: object) -> list[str]:
+def _grants(value: object, allowed: set[str]) -> list[str]:
+    """Only what the game's policy restricts can be granted (イジンデン: ijinden-defeat)."""
     if value in (None, ""):
         return []
     items = value if isinstance(value, list) else [value]
     out = sorted({str(x) for x in items if str(x)})
-    for g in out:
-        if len(g) > 60:
-            raise JudgeappError("権限の名前が長すぎます。", 400, "bad_grant")
+    unknown = [g for g in out if g not in allowed]
+    if unknown:
+        names = "、".join(sorted(allowed)) or "（このゲームにはありません）"
+        raise JudgeappError(f"「{unknown[0][:40]}」は与えられる権限ではありません。使えるのは {names} です。", 400,
+                            "bad_grant")
     return out
 
 
-def set_grants(db: Database, actor: Staff, staff_id: int, grants: object) -> Staff:
+def grants_of(policies: Policies, event: Event) -> set[str]:
+    return {lv.grant for lv in policies.games[event.game].levels.values() if lv.grant}
+
+
+def set_grants(db: Database, actor: Staff, staff_id: int, grants: object, allowed_grants: set[str] = frozenset()) -> Staff:
     """The organizer grants (or withdraws) what a policy restricts, e.g. イジンデン 【敗北】."""
     require(actor, "staff")
-    new = _grants(grants)
+    new = _grants(grants, allowed_grants)
 
     def do(s: Session):
-        st = s.get(Staff, staff_id)
+        st = s.get(Staff, _id(staff_id))
         if st is None or st.event_id != actor.event_id:
             raise JudgeappError("そのスタッフはいません。", 404, "unknown_staff")
         old = list(st.grants or [])
@@ -186,16 +252,44 @@ def set_grants(db: Database, actor: Staff, staff_id: int, grants: object) -> Sta
     return db.write(do)
 
 
+def set_staff(db: Database, actor: Staff, staff_id: object, form: dict) -> Staff:
+    """The organizer resets a passcode or disables (re-enables) a staff member; nobody is deleted."""
+    require(actor, "staff")
+    passcode = _passcode(form["passcode"]) if form.get("passcode") else None
+    active = form.get("active")
+
+    def do(s: Session):
+        st = s.get(Staff, _id(staff_id))
+        if st is None or st.event_id != actor.event_id:
+            raise JudgeappError("そのスタッフはいません。", 404, "unknown_staff")
+        changes = {}
+        if passcode is not None:
+            st.passcode_hash = generate_password_hash(passcode)
+            st.failed_signins, st.locked_until = 0, None
+            changes["passcode"] = "reset"
+        if active is not None:
+            on = str(active).lower() in ("1", "true", "on", "yes")
+            if st.id == actor.id and not on:
+                raise JudgeappError("自分自身は無効にできません。", 409, "self_disable")
+            st.active = on
+            if not on:
+                st.token_hash = None
+            changes["active"] = on
+        audit(s, actor.event_id, actor, "staff.update", f"staff:{st.id}", **changes)
+        return st
+
+    return db.write(do)
+
+
 def issue_token(db: Database, actor: Staff, staff_id: int) -> str:
-    """A new API token for a staff member (the old one stops working). Shown once; stored hashed."""
-    if actor.id != staff_id:
-        require(actor, "staff")
+    """A new API token for the staff member themself (the old one stops working). Shown once; stored hashed.
+    Nobody can mint another member's token: what a token does is audited under its owner's name."""
+    if actor.id != _id(staff_id):
+        raise JudgeappError("API トークンは本人だけが発行できます。", 403, "forbidden")
     token = secrets.token_urlsafe(32)
 
     def do(s: Session):
-        st = s.get(Staff, staff_id)
-        if st is None or st.event_id != actor.event_id:
-            raise JudgeappError("そのスタッフはいません。", 404, "unknown_staff")
+        st = s.get(Staff, actor.id)
         st.token_hash = _token_hash(token)
         audit(s, actor.event_id, actor, "staff.token", f"staff:{st.id}")
 
@@ -203,57 +297,69 @@ def issue_token(db: Database, actor: Staff, staff_id: int) -> str:
     return token
 
 
+def token_by_passcode(db: Database, event_id: int, name: object, passcode: object) -> tuple[Staff, str]:
+    """Sign in through the API: a staff member's name and passcode give them a new token."""
+    staff = sign_in(db, event_id, name, passcode)
+    return staff, issue_token(db, staff, staff.id)
+
+
 def staff_by_token(db: Database, token: str) -> Staff | None:
     if not token or len(token) > 200:
         return None
     with db.reader() as s:
-        return s.scalar(select(Staff).where(Staff.token_hash == _token_hash(token)))
+        return s.scalar(select(Staff).where(Staff.token_hash == _token_hash(token), Staff.active.is_(True)))
 
 
-def sign_in(db: Database, event_id: int, name: str, passcode: str) -> Staff:
-    """Check a staff member's passcode. After three failures each further try waits (5 s, 10 s, … 5 min)."""
+def sign_in(db: Database, event_id: int, name: object, passcode: object) -> Staff:
+    """Check a staff member's passcode. After three failures each further try waits (5 s, 10 s, … 5 min).
+
+    The lock, the check and the count happen in one write transaction (the staff row locked), so parallel
+    guesses queue behind each other instead of all being checked against the same snapshot."""
     name = _clean(name, "名前", 60)
-    now = utcnow()
-    with db.reader() as s:
-        st = s.scalar(select(Staff).where(Staff.event_id == event_id, Staff.name == name))
-    if st is None:
-        raise JudgeappError("名前かパスコードが違います。", 401, "bad_signin")
-    locked = st.locked_until
-    if locked is not None and locked.tzinfo is None:
-        locked = locked.replace(tzinfo=timezone.utc)
-    if locked and locked > now:
-        wait = int((locked - now).total_seconds()) + 1
-        raise JudgeappError(f"失敗が続いたため、{wait} 秒待ってからもう一度試してください。", 429, "signin_throttled")
-    ok = check_password_hash(st.passcode_hash, str(passcode or "")[:200])
+    passcode = str(passcode or "")[:200] if isinstance(passcode, (str, int)) else ""
 
     def do(s: Session):
-        row = s.get(Staff, st.id)
-        if ok:
+        now = utcnow()
+        row = s.scalar(select(Staff).where(Staff.event_id == event_id, Staff.name == name, Staff.active.is_(True))
+                       .with_for_update())
+        if row is None:
+            return None, "unknown", 0
+        locked = _aware(row.locked_until)
+        if locked and locked > now:
+            return row, "locked", int((locked - now).total_seconds()) + 1
+        if check_password_hash(row.passcode_hash, passcode):
             row.failed_signins = 0
             row.locked_until = None
             audit(s, event_id, row, "signin", f"staff:{row.id}")
-        else:
-            row.failed_signins = (row.failed_signins or 0) + 1
-            if row.failed_signins >= LOCK_AFTER:
-                row.locked_until = now + timedelta(seconds=min(5 * 2 ** (row.failed_signins - LOCK_AFTER), 300))
-            audit(s, event_id, None, "signin.failed", f"staff:{row.id}", failures=row.failed_signins)
-        return row
+            return row, "ok", 0
+        row.failed_signins = (row.failed_signins or 0) + 1
+        if row.failed_signins >= LOCK_AFTER:
+            row.locked_until = now + timedelta(seconds=min(5 * 2 ** (row.failed_signins - LOCK_AFTER), 300))
+        audit(s, event_id, None, "signin.failed", f"staff:{row.id}", failures=row.failed_signins)
+        return row, "bad", 0
 
-    row = db.write(do)
-    if not ok:
+    row, outcome, wait = db.write(do)
+    if outcome == "locked":
+        raise JudgeappError(f"失敗が続いたため、{wait} 秒待ってからもう一度試してください。", 429, "signin_throttled")
+    if outcome != "ok":
         raise JudgeappError("名前かパスコードが違います。", 401, "bad_signin")
     return row
 
 
-def get_event(db: Database, event_id: int) -> Event:
-    key = ("event", event_id)
-    ev = db.immutable.get(key)
+def _aware(dt: datetime | None) -> datetime | None:
+    """SQLite gives back naive datetimes: they were written in UTC."""
+    return dt.replace(tzinfo=timezone.utc) if dt is not None and dt.tzinfo is None else dt
+
+
+def iso(dt: datetime | None) -> str | None:
+    return _aware(dt).isoformat() if dt is not None else None
+
+
+def get_event(db: Database, event_id: object) -> Event:
+    with db.reader() as s:
+        ev = s.get(Event, _id(event_id))
     if ev is None:
-        with db.reader() as s:
-            ev = s.get(Event, event_id)
-        if ev is None:
-            raise JudgeappError("その大会はありません。", 404, "unknown_event")
-        db.remember(key, ev)
+        raise JudgeappError("その大会はありません。", 404, "unknown_event")
     return ev
 
 
@@ -262,9 +368,12 @@ def list_events(db: Database) -> list[Event]:
         return list(s.scalars(select(Event).order_by(Event.held_on.desc(), Event.id.desc())))
 
 
-def list_staff(db: Database, event_id: int) -> list[Staff]:
+def list_staff(db: Database, event_id: int, active_only: bool = False) -> list[Staff]:
     with db.reader() as s:
-        return list(s.scalars(select(Staff).where(Staff.event_id == event_id).order_by(Staff.id)))
+        stmt = select(Staff).where(Staff.event_id == event_id)
+        if active_only:
+            stmt = stmt.where(Staff.active.is_(True))
+        return list(s.scalars(stmt.order_by(Staff.id)))
 
 
 # --- players --------------------------------------------------------------------------------------------
@@ -346,17 +455,8 @@ def find_players(db: Database, event_id: int, q: str = "", limit: int = 200) -> 
 
 
 def get_player(db: Database, event_id: int, player_id: object) -> Player:
-    try:
-        pid = int(player_id)
-    except (TypeError, ValueError):
-        pid = -1
-    key = ("player", pid)
-    p = db.immutable.get(key)
-    if p is None:
-        with db.reader() as s:
-            p = s.get(Player, pid)
-        if p is not None:
-            db.remember(key, p)
+    with db.reader() as s:
+        p = s.get(Player, _id(player_id))
     if p is None or p.event_id != event_id:
         raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
     return p
@@ -388,7 +488,7 @@ class RecordView:
 
     @property
     def counts(self) -> bool:
-        return self.state not in ("void", "overturned")
+        return self.state not in ("void", "overturned") and self.level != NO_PENALTY.id
 
     @property
     def level(self) -> str:
@@ -451,14 +551,36 @@ def preview(db: Database, policy: Policy, player: Player, level: str) -> tuple[P
     """The player's record now, and the standing once this penalty is added (nothing written)."""
     current = player_record(db, policy, player)
     item = _level(policy, level)
-    after = standing(policy, [v.level for v in current.records if v.counts] + [item.id])
+    after = standing(policy, [v.level for v in current.records if v.counts] + ([] if item is NO_PENALTY else [item.id]))
     return current, after
 
 
-def _level(policy: Policy, level: str):
+@dataclass(frozen=True)
+class NoPenalty:
+    """A ruling recorded without a penalty (the text prescribes none, or the head judge gave none):
+    kept in the record, never counted in the standing."""
+
+    id: str = "no-penalty"
+    label: str = "ペナルティなし"
+    mark: str = "－"
+    description: str = "記録のみ。累積には数えません。"
+    restricted_to: None = None
+    grant: None = None
+    citations: tuple = ()
+
+
+NO_PENALTY = NoPenalty()
+
+
+def _level(policy: Policy, level: object):
+    if not isinstance(level, (str, int)) or isinstance(level, bool):
+        level = ""
+    if str(level) in (NO_PENALTY.id, NO_PENALTY.label):
+        return NO_PENALTY
     item = policy.resolve(str(level or ""))
     if item is None:
-        names = "、".join([x.label for x in policy.levels.values()] + [x.label for x in policy.consequences.values()])
+        names = "、".join([x.label for x in policy.levels.values()] + [x.label for x in policy.consequences.values()]
+                         + [NO_PENALTY.label])
         raise JudgeappError(f"ペナルティを選んでください（{names}）。", 400, "bad_level")
     return item
 
@@ -472,23 +594,27 @@ def record_penalty(db: Database, policies: Policies, actor: Staff, form: dict, c
     player = get_player(db, ev.id, form.get("player"))
     rnd = _int(form.get("round", ""), "ラウンド", 1, ev.rounds)
     item = _level(policy, form.get("level"))
-    grant = getattr(item, "grant", None)
-    if grant and actor.role != "organizer" and grant not in (actor.grants or []):
-        raise JudgeappError(f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
-                            "です。主催者の許可がありません。", 403, "not_granted")
+    check_grant(actor, item)
+    key = form.get("idempotency_key")
+    key = _clean(key, "Idempotency-Key", 80) if key else None
+    if key:
+        with db.reader() as s:
+            done = s.scalar(select(Penalty).where(Penalty.judge_id == actor.id, Penalty.idempotency_key == key))
+        if done is not None:
+            return done
     facts = _clean(form.get("facts"), "事実（何が起きたか）", 2000)
     notes = _clean(form.get("notes"), "メモ", 2000, required=False)
-    infraction_id = str(form.get("infraction") or "").strip()
+    infraction_id = _clean(form.get("infraction"), "違反", 120, required=False)
     citations: list[dict] = []
     if infraction_id:
-        iid = infraction_id.split("/", 1)[1] if infraction_id.startswith(f"{ev.game}/") else infraction_id
-        inf = policy.infractions.get(iid)
+        game, _, iid = infraction_id.rpartition("/")
+        inf = policy.infractions.get(iid) if game in ("", ev.game) else None
         if inf is None:
             raise JudgeappError("その違反はこのゲームの規定にありません。", 400, "unknown_infraction")
         infraction_id = f"{ev.game}/{inf.id}"
         citations = [{"section": c.section, "quote": c.quote} for c in inf.citations]
     else:
-        citations = [{"section": c.section, "quote": c.quote} for c in item.citations]
+        citations = [{"section": c.section, "quote": c.quote} for c in getattr(item, "citations", [])]
     answers = form.get("answers") or {}
     if not isinstance(answers, dict) or len(answers) > 20:
         answers = {}
@@ -500,7 +626,7 @@ def record_penalty(db: Database, policies: Policies, actor: Staff, form: dict, c
         seq = (s.scalar(select(func.max(Penalty.seq)).where(Penalty.player_id == player.id)) or 0) + 1
         p = Penalty(event_id=ev.id, player_id=player.id, seq=seq, round=rnd, infraction=infraction_id or None,
                     level=item.id, level_label=item.label, facts=facts, notes=notes, citations=citations,
-                    corpus_version=corpus_version, answers=answers, judge_id=actor.id)
+                    corpus_version=corpus_version, answers=answers, judge_id=actor.id, idempotency_key=key)
         s.add(p)
         s.flush()
         after = player_record(db, policy, player, session=s)
@@ -508,14 +634,27 @@ def record_penalty(db: Database, policies: Policies, actor: Staff, form: dict, c
               round=rnd, infraction=infraction_id or None, removed=after.removed)
         return p
 
-    return db.write(do)
+    try:
+        return db.write(do)
+    except IntegrityError:
+        if key:  # the same key arrived twice at once: the first one's record is the answer
+            with db.reader() as s:
+                done = s.scalar(select(Penalty).where(Penalty.judge_id == actor.id, Penalty.idempotency_key == key))
+            if done is not None:
+                return done
+        raise
+
+
+def check_grant(actor: Staff, item) -> None:
+    """A level the text restricts (イジンデン 【敗北】) needs the organizer, or the organizer's grant."""
+    grant = getattr(item, "grant", None)
+    if grant and actor.role != "organizer" and grant not in (actor.grants or []):
+        raise JudgeappError(f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
+                            "です。主催者の許可がありません。", 403, "not_granted")
 
 
 def get_record(db: Database, event_id: int, penalty_id: object) -> RecordView:
-    try:
-        rid = int(penalty_id)
-    except (TypeError, ValueError):
-        rid = -1
+    rid = _id(penalty_id)
     with db.reader() as s:
         p = s.get(Penalty, rid)
         if p is None or p.event_id != event_id:
@@ -532,6 +671,10 @@ def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) 
     require(actor, "void")
     view = get_record(db, actor.event_id, penalty_id)
     why = _clean(reason, "無効にする理由", 1000)
+
+    if view.decision is not None:
+        raise JudgeappError("上告が裁定された記録です。ヘッドジャッジの裁定は最終決定なので、無効にはできません。", 409,
+                            "decided")
 
     def do(s: Session):
         if s.scalar(select(Void.id).where(Void.penalty_id == view.penalty.id)):
@@ -576,10 +719,7 @@ def file_appeal(db: Database, actor: Staff, penalty_id: object, grounds: object)
 def decide_appeal(db: Database, policies: Policies, actor: Staff, appeal_id: object, form: dict) -> Decision:
     """The head judge's final decision: uphold, change the level, or overturn, with a reason."""
     require(actor, "decide")
-    try:
-        aid = int(appeal_id)
-    except (TypeError, ValueError):
-        aid = -1
+    aid = _id(appeal_id)
     with db.reader() as s:
         appeal = s.get(Appeal, aid)
     if appeal is None or appeal.event_id != actor.event_id:
@@ -592,9 +732,12 @@ def decide_appeal(db: Database, policies: Policies, actor: Staff, appeal_id: obj
     if outcome == "change":
         ev = get_event(db, actor.event_id)
         item = _level(policies.games[ev.game], form.get("level"))
+        check_grant(actor, item)
         new_level, new_label = item.id, item.label
 
     def do(s: Session):
+        if s.scalar(select(Void.id).where(Void.penalty_id == appeal.penalty_id)):
+            raise JudgeappError("この記録は無効になっています。裁定はできません。", 409, "record_void")
         if s.scalar(select(Decision.id).where(Decision.appeal_id == aid)):
             raise JudgeappError("この上告はすでに裁定されています。裁定は最終決定です。", 409, "already_decided")
         d = Decision(appeal_id=aid, outcome=outcome, new_level=new_level, new_level_label=new_label, reason=reason,
@@ -624,12 +767,11 @@ def event_records(db: Database, event_id: int, player: int | None = None, round_
             stmt = stmt.where(Penalty.round == round_)
         if judge:
             stmt = stmt.where(Penalty.judge_id == judge)
-        if level:
-            stmt = stmt.where(Penalty.level == level)
         penalties = list(s.scalars(stmt.order_by(Penalty.id)))
-        for p in penalties:
-            _ = p.judge, p.player
-        return _views(s, penalties)
+        views = _views(s, penalties)
+    if level:  # the level as it stands now (after an appeal's change), not as first recorded
+        views = [v for v in views if v.counts and v.level == level]
+    return views
 
 
 def pending_appeals(db: Database, event_id: int) -> list[RecordView]:
@@ -671,17 +813,25 @@ def record_json(v: RecordView) -> dict:
         "seq": p.seq, "round": p.round, "infraction": p.infraction, "level": p.level, "penalty": p.level_label,
         "effective_penalty": v.level_label if v.counts else None, "state": v.state,
         "facts": p.facts, "notes": p.notes, "citations": p.citations, "corpus_version": p.corpus_version,
-        "answers": p.answers, "judge": {"id": p.judge_id, "name": p.judge.name}, "recorded_at": p.created_at.isoformat(),
-        "void": {"reason": v.void.reason, "by": v.void.by_id, "at": v.void.created_at.isoformat()} if v.void else None,
+        "answers": p.answers, "judge": {"id": p.judge_id, "name": p.judge.name}, "recorded_at": iso(p.created_at),
+        "void": {"reason": v.void.reason, "by": v.void.by_id, "at": iso(v.void.created_at)} if v.void else None,
         "appeal": {"id": v.appeal.id, "grounds": v.appeal.grounds, "recorded_by": v.appeal.recorded_by_id,
-                   "at": v.appeal.created_at.isoformat()} if v.appeal else None,
+                   "at": iso(v.appeal.created_at)} if v.appeal else None,
         "decision": {"outcome": v.decision.outcome, "penalty": v.decision.new_level_label, "reason": v.decision.reason,
-                     "by": v.decision.by_id, "at": v.decision.created_at.isoformat()} if v.decision else None,
+                     "by": v.decision.by_id, "at": iso(v.decision.created_at)} if v.decision else None,
     }
 
 
-CSV_COLUMNS = ["記録ID", "記録日時", "ラウンド", "選手番号", "選手名", "違反", "ペナルティ（記録時）", "現在の扱い",
+CSV_COLUMNS = ["記録ID", "記録日時（日本時間）", "ラウンド", "選手番号", "選手名", "違反", "ペナルティ（記録時）", "現在の扱い",
                "現在のペナルティ", "記録したジャッジ", "事実", "メモ", "根拠", "上告", "裁定", "裁定理由", "コーパス版"]
+
+
+JST = timezone(timedelta(hours=9), "JST")
+
+
+def jst(dt: datetime | None, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
+    """A time as judges in Japan read it."""
+    return _aware(dt).astimezone(JST).strftime(fmt) if dt is not None else ""
 
 
 def export_csv(views: list[RecordView]) -> bytes:
@@ -692,7 +842,7 @@ def export_csv(views: list[RecordView]) -> bytes:
     for v in views:
         p = v.penalty
         w.writerow([
-            p.id, p.created_at.isoformat(timespec="seconds"), p.round, p.player.number, p.player.name,
+            p.id, jst(p.created_at), p.round, p.player.number, p.player.name,
             p.infraction or "", p.level_label, v.state_label, v.level_label if v.counts else "", p.judge.name,
             p.facts, p.notes, " ".join(c["section"] for c in p.citations), v.appeal.grounds if v.appeal else "",
             {"uphold": "維持", "change": "変更", "overturn": "取消"}.get(v.decision.outcome, "") if v.decision else "",
@@ -708,7 +858,8 @@ def event_json(ev: Event) -> dict:
 
 
 def staff_json(st: Staff) -> dict:
-    return {"id": st.id, "name": st.name, "role": st.role, "role_label": st.role_label, "grants": st.grants or []}
+    return {"id": st.id, "name": st.name, "role": st.role, "role_label": st.role_label, "grants": st.grants or [],
+            "active": st.active}
 
 
 def standing_summary(rec: PlayerRecord) -> dict:
