@@ -155,7 +155,8 @@ def seed_event(port: int, game: str = "lycee", players: int = 30, judges: int = 
     for j in range(judges):
         status, st = c.json("POST", f"/api/events/{eid}/staff", {"name": f"J{j}", "role": "floor_judge",
                                                                  "passcode": "judge-pass"}, token)
-        status, tk = c.json("POST", f"/api/events/{eid}/staff/{st['id']}/token", None, token)
+        status, tk = c.json("POST", f"/api/events/{eid}/token", {"name": f"J{j}", "passcode": "judge-pass"})
+        assert status == 201, tk
         tokens.append(tk["token"])
     return {"event": eid, "token": token, "players": player_ids, "judges": tokens}
 

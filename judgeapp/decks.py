@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from .corpus import Corpus
-from .policy import Citation, Policies, _check_citations, _loc
+from .policy import Citation, Policies, Strict, _check_citations, _loc
 from .textnorm import squash
 
 MAX_LINES = 500
@@ -30,10 +30,6 @@ MAIN = "main"
 
 class DeckError(ValueError):
     """Input a judge must fix (the message is Japanese)."""
-
-
-class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class DeckRule(Strict):

@@ -13,7 +13,7 @@ from flask import abort, make_response, redirect, render_template, request, url_
 from ..decks import DeckError, check as check_deck
 from ..errors import JudgeappError
 from ..library import current_library
-from ..policy import NO_RULE_LABEL, Infraction, Node, Policy, StandingError, standing
+from ..policy import NO_RULE_LABEL, Node, Policy, StandingError, standing
 from ..rules.routes import chosen_game, remember_game
 from . import bp
 
