@@ -161,6 +161,16 @@ def seed_event(port: int, game: str = "lycee", players: int = 30, judges: int = 
     return {"event": eid, "token": token, "players": player_ids, "judges": tokens}
 
 
+def run_threads(threads: list[threading.Thread]) -> float:
+    """Start them all, wait for them all; the wall-clock seconds."""
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return time.perf_counter() - t0
+
+
 def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7) -> dict:
     ev = seed_event(port)
     c = Client(port)
@@ -212,13 +222,7 @@ def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7) -> d
                 if status != 200:
                     errors.append((status, path))
 
-    threads = [threading.Thread(target=worker) for _ in range(clients)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - t0
+    wall = run_threads([threading.Thread(target=worker) for _ in range(clients)])
     all_times = [x for v in times.values() for x in v]
     all_server = [x for v in server.values() for x in v]
     return {
@@ -253,13 +257,7 @@ def recording(port: int, judges: int = 10, per_judge: int = 40, players: int = 5
                 if status != 201:
                     failures.append((status, data))
 
-    threads = [threading.Thread(target=judge, args=(j,)) for j in range(judges)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - t0
+    wall = run_threads([threading.Thread(target=judge, args=(j,)) for j in range(judges)])
     # Every player's standing equals the standing of the same penalties recorded one by one.
     c = Client(port)
     same = True

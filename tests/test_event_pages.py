@@ -319,3 +319,40 @@ def test_times_are_shown_in_japan_time(client):
     from datetime import datetime, timedelta, timezone
     now = datetime.now(timezone(timedelta(hours=9))).strftime("%m/%d %H:")
     assert now in html
+
+
+def test_the_organizer_edits_the_event_from_the_staff_page(client):
+    new_event(client)
+    eid = event_id_of(client)
+    html = client.get(f"/events/{eid}/staff").get_data(as_text=True)
+    assert "<title>スタッフ：ページの大会 | judgeapp</title>" in html and "大会の設定" in html
+    resp = form_post(client, f"/events/{eid}/staff", {"action": "event", "name": "ページの大会（決勝）",
+                                                      "date": "2026-12-02", "level": "casual", "rounds": "7"})
+    assert resp.status_code == 302
+    assert "7 ラウンド" in client.get(f"/events/{eid}").get_data(as_text=True)
+
+
+def test_migrations_run_on_a_database_full_of_records(tmp_path):
+    """0001 with an event, staff, a player and penalties (foreign keys everywhere), then up to head."""
+    from sqlalchemy import text
+
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    upgrade(url, revision="0001")
+    engine = create_engine(url)
+    with engine.begin() as c:
+        c.execute(text("INSERT INTO events (id, name, game, held_on, level, rounds, created_at) "
+                       "VALUES (1, 'e', 'lycee', '2026-12-01', 'casual', 5, '2026-12-01 00:00:00')"))
+        c.execute(text("INSERT INTO staff (id, event_id, name, role, passcode_hash, grants, failed_signins, created_at) "
+                       "VALUES (1, 1, 'o', 'organizer', 'x', '[]', 0, '2026-12-01 00:00:00')"))
+        c.execute(text("INSERT INTO players (id, event_id, number, name, created_at) VALUES (1, 1, '1', 'p', '2026-12-01')"))
+        c.execute(text("INSERT INTO penalties (event_id, player_id, seq, round, level, level_label, facts, notes, "
+                       "citations, corpus_version, answers, judge_id, created_at) VALUES "
+                       "(1, 1, 1, 1, 'caution', '注意', 'f', '', '[]', 'v', '{}', 1, '2026-12-01 00:00:00')"))
+    engine.dispose()
+    upgrade(url)
+    engine = create_engine(url)
+    with engine.begin() as c:
+        assert c.execute(text("SELECT count(*) FROM penalties")).scalar() == 1
+        assert c.execute(text("SELECT active FROM staff")).scalar() in (1, True)
+        assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0002"
+    engine.dispose()

@@ -72,7 +72,7 @@ class Database:
         raise AssertionError("not reached")
 
     def upgrade(self) -> None:
-        upgrade(self.url, self.engine)
+        upgrade(self.url)
 
     def dispose(self) -> None:
         self.engine.dispose()
@@ -96,7 +96,10 @@ def alembic_config(url: str):
 
 
 def upgrade(url: str, engine: Engine | None = None, revision: str = "head") -> None:
-    """Bring the database's schema to `revision` (run by `judgeapp db upgrade` and by `judgeapp serve`)."""
+    """Bring the database's schema to `revision` (run by `judgeapp db upgrade` and by `judgeapp serve`).
+
+    Without `engine`, the migrations get a plain connection of their own: on SQLite that one has foreign keys
+    off (SQLite's default), which a migration that rebuilds a table needs."""
     from alembic import command
 
     cfg = alembic_config(url)

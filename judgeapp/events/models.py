@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import date, datetime, timezone
 
-from sqlalchemy import (JSON, Boolean, CheckConstraint, Date, DateTime, ForeignKey, Integer, String, Text,
+from sqlalchemy import (JSON, Boolean, CheckConstraint, Date, DateTime, ForeignKey, Index, Integer, String, Text,
                         UniqueConstraint, true)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
@@ -110,7 +110,7 @@ class Penalty(Base):
     judge: Mapped[Staff] = relationship(lazy="joined")
     player: Mapped[Player] = relationship(lazy="joined")
     __table_args__ = (UniqueConstraint("player_id", "seq", name="penalty_player_seq_unique"),
-                      UniqueConstraint("judge_id", "idempotency_key", name="penalty_idempotency_unique"))
+                      Index("penalty_idempotency_unique", "judge_id", "idempotency_key", unique=True))
 
 
 class Void(Base):

@@ -2,6 +2,9 @@
 
 Revision ID: 0002
 Revises: 0001
+
+Plain ALTER TABLE ADD COLUMN and a unique index: no table is rebuilt, so the migration runs on a SQLite
+database full of records (with foreign keys) as well as on PostgreSQL.
 """
 
 import sqlalchemy as sa
@@ -14,16 +17,14 @@ depends_on = None
 
 
 def upgrade() -> None:
-    with op.batch_alter_table("penalties") as batch:
-        batch.add_column(sa.Column("idempotency_key", sa.String(length=80), nullable=True))
-        batch.create_unique_constraint("penalty_idempotency_unique", ["judge_id", "idempotency_key"])
-    with op.batch_alter_table("staff") as batch:
-        batch.add_column(sa.Column("active", sa.Boolean(), nullable=False, server_default=sa.true()))
+    op.add_column("penalties", sa.Column("idempotency_key", sa.String(length=80), nullable=True))
+    op.create_index("penalty_idempotency_unique", "penalties", ["judge_id", "idempotency_key"], unique=True)
+    op.add_column("staff", sa.Column("active", sa.Boolean(), nullable=False, server_default=sa.true()))
 
 
 def downgrade() -> None:
     with op.batch_alter_table("staff") as batch:
         batch.drop_column("active")
+    op.drop_index("penalty_idempotency_unique", table_name="penalties")
     with op.batch_alter_table("penalties") as batch:
-        batch.drop_constraint("penalty_idempotency_unique", type_="unique")
         batch.drop_column("idempotency_key")
