@@ -342,18 +342,11 @@ class _Evaluator:
             self._postings[key] = hit
             return hit
 
-    def evaluate(self, q: Q.Query) -> tuple[np.ndarray, np.ndarray, list[tuple[str, str, np.ndarray]]]:
-        """(scores, matched mask, leaves) over every document; leaves are (field, text, ids) for highlighting."""
-        leaves: list[tuple[str, str, np.ndarray]] = []
-        scores, mask = self._node(q, leaves, keep=True)
-        return scores, mask, leaves
-
-    def _node(self, q: Q.Query, leaves: list, keep: bool) -> tuple[np.ndarray, np.ndarray]:
+    def evaluate(self, q: Q.Query) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, matched mask) over every document."""
         n = self.n
         if isinstance(q, Q.Term):
             ids, sc = self.postings(q.fieldname, q.text)
-            if keep:
-                leaves.append((q.fieldname, q.text, ids))
             scores = np.zeros(n)
             scores[ids] = sc * q.boost
             mask = np.zeros(n, dtype=bool)
@@ -361,15 +354,15 @@ class _Evaluator:
             return scores, mask
         if isinstance(q, Q.Require):
             a, b = q.subqueries
-            sa, ma = self._node(a, leaves, keep)
-            _, mb = self._node(b, leaves, False)
+            sa, ma = self.evaluate(a)
+            _, mb = self.evaluate(b)
             mask = ma & mb
             return np.where(mask, sa, 0.0) * q.boost, mask
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
                 return np.zeros(n), np.zeros(n, dtype=bool)
-            return self._node(q.subqueries[0], leaves, keep)
+            return self.evaluate(q.subqueries[0])
         if isinstance(q, Q.Or):
             terms = [c for c in q.subqueries if isinstance(c, Q.Term)]
             others = [c for c in q.subqueries if not isinstance(c, Q.Term)]
@@ -377,15 +370,13 @@ class _Evaluator:
             mask = np.zeros(n, dtype=bool)
             if terms:  # every term child at once: one bincount instead of one pass each
                 parts = [self.postings(t.fieldname, t.text) for t in terms]
-                if keep:
-                    leaves.extend((t.fieldname, t.text, ids) for t, (ids, _) in zip(terms, parts))
                 ids = np.concatenate([p[0] for p in parts])
                 if len(ids):
                     weights = np.concatenate([p[1] * t.boost for t, p in zip(terms, parts)])
                     scores += np.bincount(ids, weights=weights, minlength=n)
                     mask[ids] = True
             for c in others:
-                sc, mc = self._node(c, leaves, keep)
+                sc, mc = self.evaluate(c)
                 scores += sc
                 mask |= mc
             return scores * q.boost, mask
@@ -393,7 +384,7 @@ class _Evaluator:
             scores = np.zeros(n)
             mask = np.ones(n, dtype=bool)
             for c in q.subqueries:
-                sc, mc = self._node(c, leaves, keep)
+                sc, mc = self.evaluate(c)
                 scores += sc
                 mask &= mc
             return np.where(mask, scores, 0.0) * q.boost, mask
@@ -466,9 +457,6 @@ class SearchIndex:
         self._evaluator = _Evaluator(self.ix)
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
-
-    def _searcher(self):
-        return self._evaluator.searcher
 
     # query building
 
@@ -614,7 +602,7 @@ class SearchIndex:
                 return
             if flt is not None:
                 q = Q.Require(q, flt)
-            scores, mask, leaves = ev.evaluate(q)
+            scores, mask = ev.evaluate(q)
             if check is None:
                 matching.update(np.flatnonzero(mask).tolist())
             for docnum in ev.top(scores, mask, n if check is None else n):
