@@ -108,8 +108,13 @@ def search(query: str, game: str | None, limit: int, as_json: bool) -> None:
               type=click.Path(file_okay=False))
 @click.option("--infractions", "infractions_dir", default=str(ROOT / "infractions"), show_default=True,
               type=click.Path(file_okay=False))
-def check(corpus_dir: str, infractions_dir: str) -> None:
-    """Validate the corpus and the infraction data (every citation's quote too); exit 1 listing every problem."""
+@click.option("--sources", "sources_dir", default=None, type=click.Path(file_okay=False, exists=True),
+              help="a folder of source texts (shared/seeds): compare the corpus with them character by character")
+@click.option("--record", is_flag=True,
+              help="with --sources: rewrite the fingerprint records (<corpus>/_sources/) from the sources")
+def check(corpus_dir: str, infractions_dir: str, sources_dir: str | None, record: bool) -> None:
+    """Validate the corpus (against its sources' fingerprints, or the sources themselves with --sources) and the
+    infraction data (every citation's quote too); exit 1 listing every problem."""
     from .corpus import CorpusError, load_corpus
     from .decks import load_deck_rules
     from .policy import PolicyError, load_policies
@@ -120,6 +125,9 @@ def check(corpus_dir: str, infractions_dir: str) -> None:
         _fail(exc.problems)
     click.echo(f"✓ corpus: {len(corpus.games)} games, {len(corpus.documents)} documents, "
                f"{len(corpus.sections)} sections")
+    if record and not sources_dir:
+        _fail(["--record needs --sources DIR (the records are written from the sources themselves)"])
+    _check_fidelity(corpus, sources_dir, record)
     try:
         policies = load_policies(infractions_dir, corpus)
     except PolicyError as exc:
@@ -137,6 +145,39 @@ def check(corpus_dir: str, infractions_dir: str) -> None:
     missing = sorted(set(corpus.games) - set(policies.games))
     if missing:
         _fail([f"{infractions_dir}: no policy for {', '.join(missing)}"])
+
+
+def _check_fidelity(corpus, sources_dir: str | None, record: bool) -> None:
+    """The corpus against the recorded fingerprints; with `sources_dir`, against the sources themselves too."""
+    from pathlib import Path
+
+    from .fidelity import (check_records, compare_sources, documents_by_source, load_records, make_record,
+                           record_path, write_record)
+
+    records = load_records(corpus.root)
+    if record:
+        problems: list[str] = []
+        for source in sorted(documents_by_source(corpus)):
+            path = Path(sources_dir) / source
+            if not path.exists():
+                problems.append(f"{source}: not in {sources_dir}")
+                continue
+            rec, missing = make_record(corpus, source, path.read_text(encoding="utf-8"), records.get(source))
+            problems += missing
+            if not missing:
+                write_record(record_path(corpus.root, source), rec)
+                click.echo(f"✓ recorded {record_path(corpus.root, source)}")
+        if problems:
+            _fail(problems)
+        records = load_records(corpus.root)
+    problems = check_records(corpus, records)
+    if sources_dir:
+        problems += compare_sources(corpus, sources_dir, records)
+    if problems:
+        _fail(problems)
+    pieces = sum(len(rows) for r in records.values() for rows in r["quoted"].values())
+    against = f"the sources in {sources_dir}" if sources_dir else "the recorded fingerprints"
+    click.echo(f"✓ fidelity: {pieces} pieces of {len(records)} sources match {against}")
 
 
 def _fail(problems: list[str]) -> None:

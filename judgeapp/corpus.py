@@ -259,7 +259,8 @@ def load_corpus(root: str | Path) -> Corpus:
 
     if not root.is_dir():
         raise CorpusError([f"{root}: the corpus folder does not exist"])
-    for game_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    # Folders starting with '.' or '_' are not games (`_sources/` holds the fidelity records).
+    for game_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
         game_id = game_dir.name
         meta_path = game_dir / "_game.yaml"
         rel = lambda p: str(p.relative_to(root.parent)) if p.is_relative_to(root.parent) else str(p)  # noqa: E731
