@@ -17,6 +17,8 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .yamlload import DuplicateKeyError, load_yaml
+
 ANCHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 HEADING_RE = re.compile(r"^(#{1,4})\s+(.+?)\s*\{#([^}\s]+)\}\s*$")
@@ -185,7 +187,10 @@ def _split_front_matter(text: str, name: str, problems: list[str]) -> tuple[dict
         problems.append(f"{name}: front matter: not closed with '---'")
         return {}, text
     try:
-        data = yaml.safe_load(text[4:end]) or {}
+        data = load_yaml(text[4:end], name, line_offset=1) or {}
+    except DuplicateKeyError as exc:
+        problems.append(f"{name}: front matter: {str(exc).removeprefix(name + ': ')}")
+        return {}, text[end + 5 :]
     except yaml.YAMLError as exc:
         problems.append(f"{name}: front matter: invalid YAML ({exc})")
         return {}, text[end + 5 :]
@@ -272,10 +277,11 @@ def load_corpus(root: str | Path) -> Corpus:
         raw_meta = meta_path.read_bytes()
         digest.update(raw_meta)
         try:
-            meta = GameMeta.model_validate(yaml.safe_load(raw_meta) or {})
+            meta = GameMeta.model_validate(load_yaml(raw_meta.decode("utf-8"), rel(meta_path)) or {})
         except (ValidationError, yaml.YAMLError) as exc:
             problems.extend(
                 _pydantic_problems(rel(meta_path), exc) if isinstance(exc, ValidationError)
+                else [str(exc)] if isinstance(exc, DuplicateKeyError)
                 else [f"{rel(meta_path)}: invalid YAML ({exc})"]
             )
             continue

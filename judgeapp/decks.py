@@ -21,6 +21,7 @@ from pydantic import Field, ValidationError, model_validator
 from .corpus import Corpus
 from .policy import Citation, Policies, Strict, _check_citations, _loc
 from .textnorm import squash
+from .yamlload import DuplicateKeyError, load_yaml
 
 MAX_LINES = 500
 MAX_CHARS = 50_000
@@ -105,7 +106,10 @@ def load_deck_rules(directory: str | Path, corpus: Corpus, policies: Policies | 
     for path in sorted(Path(directory).glob("*/deck.yaml")):
         game = path.parent.name
         try:
-            df = DeckFile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+            df = DeckFile.model_validate(load_yaml(path))
+        except DuplicateKeyError as exc:
+            problems.append(str(exc))
+            continue
         except yaml.YAMLError as exc:
             problems.append(f"{path}: not valid YAML: {exc}".replace("\n", " "))
             continue

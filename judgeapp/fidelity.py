@@ -27,6 +27,7 @@ from pathlib import Path
 import yaml
 
 from .corpus import Corpus, Document, source_lines
+from .yamlload import load_yaml
 
 RECORDS_DIR = "_sources"
 NORMALISATION = "every whitespace character removed (Python's \\s), nothing else changed"
@@ -97,7 +98,7 @@ def load_records(corpus_root: str | Path) -> dict[str, dict]:
     """Every record under `<corpus>/_sources/`, by source file name."""
     out = {}
     for path in sorted((Path(corpus_root) / RECORDS_DIR).glob("*.yaml")):
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path)
         out[data["source"]] = data
     return out
 

@@ -12,6 +12,7 @@ from .corpus import Corpus, load_corpus
 from .decks import DeckRules, load_deck_rules
 from .policy import Policies, PolicyError, load_policies
 from .search import IndexDoc, SearchIndex, ensure_index, load_synonyms
+from .yamlload import load_yaml
 
 
 @dataclass
@@ -52,7 +53,10 @@ def open_library(corpus_dir: str | Path, index_dir: str | Path, synonyms_path: s
     """Load the corpus (and the policies), build the indexes when missing or stale (or `rebuild`), open them."""
     corpus = load_corpus(corpus_dir)
     ensure_index(lambda: index_docs(corpus), index_dir, corpus.version, force=rebuild)
-    synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
+    synonyms = []
+    if synonyms_path and Path(synonyms_path).exists():
+        load_yaml(Path(synonyms_path))  # refuses duplicate keys (search.load_synonyms reads it with PyYAML)
+        synonyms = load_synonyms(synonyms_path)
     lib = Library(corpus=corpus, index=SearchIndex(index_dir, synonyms))
     if infractions_dir is not None:
         policies = load_policies(infractions_dir, corpus)

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .corpus import Corpus
+from .yamlload import DuplicateKeyError, load_yaml
 
 ID_RE = r"^[a-z0-9][a-z0-9-]*$"
 RESERVED_NODE_IDS = {"at", "q", "next", "run", "a", "game", "infraction_id"}
@@ -270,9 +271,12 @@ def _loc(loc: tuple) -> str:
 
 def _read(path: Path, model, problems: list[str]):
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_yaml(path)
     except FileNotFoundError:
         problems.append(f"{path}: missing")
+        return None
+    except DuplicateKeyError as exc:
+        problems.append(str(exc))
         return None
     except yaml.YAMLError as exc:
         problems.append(f"{path}: not valid YAML: {exc}".replace("\n", " "))

@@ -8,13 +8,16 @@ import threading
 from pathlib import Path
 
 import pytest
-import yaml
 from click.testing import CliRunner
 
 from judgeapp import ROOT, create_app
+from judgeapp.yamlload import load_yaml
 
 SEEDS_DIR = Path(os.environ.get("JUDGEAPP_SEEDS", ROOT.parent / "shared" / "seeds"))
 CASES_DIR = Path(__file__).parent / "cases"
+# The games the test app loads, read from the folders (no test says how many there are).
+GAMES = sorted(p.parent.name for p in (ROOT / "rules_corpus").glob("*/_game.yaml"))
+INFRACTIONS_DIRS = [ROOT / "infractions"]
 CHROMIUM_CANDIDATES = [os.environ.get("CHROMIUM_PATH", ""), "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 
 
@@ -29,7 +32,7 @@ def form_post(client, url: str, data: dict, page: str | None = None, **kw):
 
 
 def load_cases(name: str):
-    return yaml.safe_load((CASES_DIR / name).read_text(encoding="utf-8"))
+    return load_yaml(CASES_DIR / name)
 
 
 @pytest.fixture(scope="session")

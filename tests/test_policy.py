@@ -13,9 +13,8 @@ from judgeapp.cli import main as cli
 from judgeapp.corpus import load_corpus
 from judgeapp.policy import PolicyError, load_policies, standing
 
-from .conftest import load_cases
+from .conftest import GAMES, load_cases
 
-GAMES = ["tcg-taikai", "ijinden", "lycee", "dm-senshu"]
 SITUATIONS = load_cases("situations.yaml")
 # Written afterwards by someone who saw neither the data nor the first table: the honest figure.
 HOLDOUT = load_cases("situations_holdout.yaml")
@@ -131,27 +130,25 @@ def test_the_app_refuses_to_start_on_broken_data(broken_infractions, tmp_path):
 # --- structure of every game's data ----------------------------------------------------------------------
 
 
+# (The loader itself refuses citations of another game, unreachable outcomes, reserved node ids, levels on a
+# game without a ladder and a missing penalty without its reason: the `judgeapp check` tests above break each.)
+
+
 def test_every_game_has_a_policy(policies):
-    assert sorted(policies.games) == sorted(GAMES)
+    assert sorted(policies.games) == GAMES
 
 
 @pytest.mark.parametrize("game", GAMES)
-def test_every_outcome_cites_its_game_and_is_reachable_in_three_answers(policies, game):
+def test_every_outcome_is_reachable_in_three_answers(policies, game):
+    assert policies.games[game].depth <= 3, "four taps from home: one to the game's wizard, at most three answers"
+
+
+@pytest.mark.parametrize("game", ["tcg-taikai", "dm-senshu"])
+def test_games_without_a_ladder_say_what_the_text_leaves_open(policies, game):
     p = policies.games[game]
-    assert p.depth <= 3, "four taps from home: one to the game's wizard, at most three answers"
-    for inf in p.infractions.values():
-        assert inf.citations
-        assert all(c.section.startswith(f"{game}/") for c in inf.citations)
-        assert inf.id in p.parents
-    assert not {"at", "q", "next", "run", "a"} & set(p.nodes)
-
-
-def test_games_without_a_ladder_have_no_levels(policies):
-    for game in ("tcg-taikai", "dm-senshu"):
-        p = policies.games[game]
-        assert not p.file.ladder and not p.levels and p.file.gaps
-        # No level borrowed from another game: nothing is 注意/警告 here.
-        assert not {inf.penalty for inf in p.infractions.values()} & {"caution", "warning", "notice"}
+    assert not p.file.ladder and p.file.gaps
+    # No level borrowed from another game under a consequence's name: nothing is 注意/警告 here.
+    assert not {inf.penalty for inf in p.infractions.values()} & {"caution", "warning", "notice"}
 
 
 def test_lycee_maps_no_infraction_to_n_or_w(policies):
@@ -171,19 +168,9 @@ def test_ijinden_levels_and_who_may_give_a_defeat(policies):
     assert all(not r.automatic for r in p.file.rules)
 
 
-def test_no_rule_means_the_head_judge(policies):
-    for p in policies.games.values():
-        for inf in p.infractions.values():
-            if inf.penalty is None:
-                assert inf.head_judge or inf.discretion or inf.procedure
-                assert inf.discretion_note or inf.procedure
-
-
 @pytest.mark.parametrize("game", GAMES)
 def test_training_has_scenarios_for_every_game(policies, game):
-    p = policies.games[game]
-    assert len(p.training.scenarios) >= 5
-    assert all(s.infraction in p.infractions for s in p.training.scenarios)
+    assert len(policies.games[game].training.scenarios) >= 5
 
 
 # --- the standing engine over the sequences table ----------------------------------------------------------

@@ -6,21 +6,32 @@ import re
 
 import pytest
 
-from judgeapp.wizard.routes import expected
+from judgeapp.yamlload import load_yaml
 
-from .test_policy import GAMES
+from .conftest import GAMES, INFRACTIONS_DIRS, load_cases
 
 PAGE_LIMIT = 30 * 1024
+CASES = load_cases("wizard.yaml")
+
+
+def raw_wizard(game: str) -> dict:
+    """The game's wizard.yaml as written (not as judgeapp loads it)."""
+    return next(load_yaml(d / game / "wizard.yaml") for d in INFRACTIONS_DIRS if (d / game).is_dir())
 
 
 def path_to(policy, infraction_id: str) -> dict[str, str]:
-    """The answers that lead from the start to an infraction (the first way the tree offers)."""
-    parents = {}
-    for node in policy.nodes.values():
-        for a in node.answers:
-            if a.next:
-                parents.setdefault(a.next, (node.id, a.id))
-    node_id, answer_id = policy.parents[infraction_id]
+    """The answers that lead from the start to an infraction (the first way the file's tree offers)."""
+    nodes = raw_wizard(policy.game)["nodes"]
+    parents: dict[str, tuple[str, str]] = {}
+    outcome_at = None
+    for node in nodes:
+        for a in node["answers"]:
+            if a.get("next"):
+                parents.setdefault(a["next"], (node["id"], a["id"]))
+            if a.get("outcome") == infraction_id and outcome_at is None:
+                outcome_at = (node["id"], a["id"])
+    assert outcome_at, f"{infraction_id} is no outcome of {policy.game}'s wizard.yaml"
+    node_id, answer_id = outcome_at
     params = {node_id: answer_id}
     while node_id in parents:
         node_id, answer_id = parents[node_id]
@@ -86,18 +97,17 @@ def test_situation_lookup_on_the_first_page(client):
     assert "ol class=\"results\"" in html and "注意" in html
 
 
-def test_outcome_preview_uses_the_standing_engine(client, library):
-    policy = library.policies.games["ijinden"]
-    warn = next(i for i in policy.infractions.values() if i.penalty == "warning")
-    html = client.get(f"/wizard/ijinden/{warn.id}", query_string={"prior.warning": "1"}).get_data(as_text=True)
+def test_outcome_preview_uses_the_standing_engine(client):
+    w = CASES["warning_outcome"]
+    html = client.get(f"/wizard/{w['game']}/{w['infraction']}",
+                      query_string={f"prior.{w['level']}": "1"}).get_data(as_text=True)
     assert "格上げできます" in html and "自動ではありません" in html
 
 
-def test_outcome_preview_rejects_bad_counts(client, library):
-    policy = library.policies.games["ijinden"]
-    warn = next(i for i in policy.infractions.values() if i.penalty == "warning")
+def test_outcome_preview_rejects_bad_counts(client):
+    w = CASES["warning_outcome"]
     for bad in ("-1", "abc", "999999"):
-        resp = client.get(f"/wizard/ijinden/{warn.id}", query_string={"prior.warning": bad})
+        resp = client.get(f"/wizard/{w['game']}/{w['infraction']}", query_string={f"prior.{w['level']}": bad})
         assert resp.status_code == 400
         assert "0 から 20 の数字" in resp.get_data(as_text=True)
 
@@ -130,10 +140,13 @@ def test_training_run_scores_and_lists_the_missed(client, library):
         html = client.get("/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers)}).get_data(as_text=True)
         assert "正解" in html
     html = client.get("/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers), "next": 1}).get_data(as_text=True)
-    policy = library.policies.games["lycee"]
-    scenarios = {s.id: s for s in policy.training.scenarios}
-    right = sum(1 for r in run if expected(policy, scenarios[r]) == "none")
+    want = CASES["training"]["lycee"]
+    right = sum(1 for r in run if want[r] == "none")
     assert f"{len(run)} 問中 {right} 問正解" in html
+    # The table's answers score every question right.
+    answers = [want[r] for r in run]
+    html = client.get("/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers), "next": 1}).get_data(as_text=True)
+    assert f"{len(run)} 問中 {len(run)} 問正解" in html
 
 
 def test_training_rejects_a_tampered_url(client):
@@ -155,9 +168,9 @@ def test_api_infractions_contract(client):
     assert all(isinstance(c, str) and c.startswith("ijinden/") for c in r["citations"])
 
 
-def test_api_infractions_without_query_lists_the_game(client, library):
+def test_api_infractions_without_query_lists_the_game(client):
     data = client.get("/api/infractions", query_string={"game": "dm-senshu"}).get_json()
-    assert len(data["results"]) == len(library.policies.games["dm-senshu"].infractions)
+    assert [r["id"].split("/", 1)[1] for r in data["results"]] == CASES["listed"]["dm-senshu"]
     assert all(r["penalty"] is None for r in data["results"])
 
 
