@@ -39,6 +39,8 @@ def load_settings(app: Flask, test_config: dict | None = None) -> None:
         CORPUS_DIR=str(ROOT / "rules_corpus"),
         SYNONYMS_PATH=str(ROOT / "rules_corpus" / "synonyms.yaml"),
         INFRACTIONS_DIR=str(ROOT / "infractions"),
+        EXTRA_CORPUS_DIRS=[],  # more corpus folders (games added by data alone), after CORPUS_DIR
+        EXTRA_INFRACTIONS_DIRS=[],  # their infraction folders, after INFRACTIONS_DIR
         INDEX_DIR=str(Path(app.instance_path) / "search-index"),
         SITUATION_INDEX_DIR=str(Path(app.instance_path) / "situation-index"),
         DATABASE_URL=os.environ.get("DATABASE_URL") or f"sqlite:///{Path(app.instance_path) / 'judgeapp.db'}",
@@ -80,11 +82,12 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config["SECRET_KEY"] = _secret_key(app.instance_path)
     app.json.ensure_ascii = False
 
-    from .library import open_library
+    from .library import data_dirs, open_library
 
+    corpus_dirs, infractions_dirs = data_dirs(app.config)
     app.extensions["judgeapp.library"] = open_library(
-        app.config["CORPUS_DIR"], app.config["INDEX_DIR"], app.config["SYNONYMS_PATH"],
-        infractions_dir=app.config["INFRACTIONS_DIR"], situation_index_dir=app.config["SITUATION_INDEX_DIR"],
+        corpus_dirs, app.config["INDEX_DIR"], app.config["SYNONYMS_PATH"],
+        infractions_dir=infractions_dirs, situation_index_dir=app.config["SITUATION_INDEX_DIR"],
     )
 
     from flask_wtf.csrf import CSRFProtect

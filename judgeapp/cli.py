@@ -63,19 +63,20 @@ def index() -> None:
 
     from . import load_settings
     from .corpus import load_corpus
-    from .library import index_docs, situation_docs
+    from .library import data_dirs, index_docs, situation_docs
     from .policy import load_policies
     from .search import ensure_index
 
     # The app's settings, without building the app (which would build the index first).
     settings = Flask("judgeapp", instance_relative_config=True, instance_path=str(ROOT / "instance"))
     load_settings(settings)
-    corpus = load_corpus(settings.config["CORPUS_DIR"])
+    corpus_dirs, infractions_dirs = data_dirs(settings.config)
+    corpus = load_corpus(corpus_dirs)
     start = time.perf_counter()
     ensure_index(lambda: index_docs(corpus), settings.config["INDEX_DIR"], corpus.version, force=True)
     click.echo(f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
                f"→ {settings.config['INDEX_DIR']}")
-    policies = load_policies(settings.config["INFRACTIONS_DIR"], corpus)
+    policies = load_policies(infractions_dirs, corpus)
     ensure_index(lambda: situation_docs(policies), settings.config["SITUATION_INDEX_DIR"], policies.version,
                  force=True)
     click.echo(f"indexed {sum(len(p.infractions) for p in policies.games.values())} infractions "
@@ -154,7 +155,7 @@ def _check_fidelity(corpus, sources_dir: str | None, record: bool) -> None:
     from .fidelity import (check_records, compare_sources, documents_by_source, load_records, make_record,
                            record_path, write_record)
 
-    records = load_records(corpus.root)
+    records = load_records(corpus.roots)
     if record:
         problems: list[str] = []
         for source in sorted(documents_by_source(corpus)):
@@ -165,11 +166,11 @@ def _check_fidelity(corpus, sources_dir: str | None, record: bool) -> None:
             rec, missing = make_record(corpus, source, path.read_text(encoding="utf-8"), records.get(source))
             problems += missing
             if not missing:
-                write_record(record_path(corpus.root, source), rec)
-                click.echo(f"✓ recorded {record_path(corpus.root, source)}")
+                write_record(record_path(corpus, source), rec)
+                click.echo(f"✓ recorded {record_path(corpus, source)}")
         if problems:
             _fail(problems)
-        records = load_records(corpus.root)
+        records = load_records(corpus.roots)
     problems = check_records(corpus, records)
     if sources_dir:
         problems += compare_sources(corpus, sources_dir, records)

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
+import unicodedata
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -15,7 +18,7 @@ from typing import Literal
 import yaml
 from markdown_it import MarkdownIt
 from markupsafe import Markup
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .yamlload import DuplicateKeyError, load_yaml
 
@@ -33,6 +36,43 @@ class CorpusError(Exception):
         self.problems = problems
 
 
+def _template_fields(template: str) -> set[str]:
+    return {f for _, f, _, _ in string.Formatter().parse(template) if f is not None}
+
+
+class Numbering(BaseModel):
+    """One way a game numbers its sections (`_game.yaml`, `numbering:`; docs/corpus.md, "The games").
+
+    `anchor` is a regular expression that a numbered section's anchor matches in full; its named groups, and
+    `{anchor}` itself, fill the `keys` (how judges type the number: `{num}{sub}` for 6biii, `第{n}章`).
+    `refers` finds a reference to such a section in the text (「第 10 章」); its named groups fill `target`,
+    the anchor it points to (`ch{n}`; digits are read as ASCII, 「１０」 as 10). With `note_missing`, a
+    reference to a section the document does not have is marked as such.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    anchor: str = Field(min_length=1)
+    keys: list[str] = Field(min_length=1)
+    refers: str | None = None
+    target: str = "{anchor}"
+    note_missing: bool = False
+
+    @model_validator(mode="after")
+    def _patterns(self):
+        try:
+            anchor_re = re.compile(self.anchor)
+            refers_re = re.compile(self.refers) if self.refers else None
+        except re.error as exc:
+            raise ValueError(f"not a regular expression: {exc}") from None
+        names = set(anchor_re.groupindex) | {"anchor"}
+        for key in self.keys:
+            if not _template_fields(key) <= names:
+                raise ValueError(f"keys: '{key}' uses a name the anchor pattern has no group for ({names})")
+        if refers_re is not None and not _template_fields(self.target) <= set(refers_re.groupindex):
+            raise ValueError(f"target: '{self.target}' uses a name the refers pattern has no group for")
+        return self
+
+
 class GameMeta(BaseModel):
     """`rules_corpus/<game>/_game.yaml`."""
 
@@ -40,6 +80,7 @@ class GameMeta(BaseModel):
     name: str = Field(min_length=1)
     short_name: str = Field(min_length=1)
     documents: list[str] = Field(min_length=1)
+    numbering: list[Numbering] = []  # how the game numbers its sections; none for titled sections only
 
 
 class FrontMatter(BaseModel):
@@ -120,16 +161,34 @@ class Game:
 
 @dataclass
 class Corpus:
-    """All games, documents and sections; `version` is a digest of the files it was read from."""
+    """All games, documents and sections; `version` is a digest of the files it was read from.
+
+    `roots` are the folders read, in order (the project's `rules_corpus/` first, then any extra folders, such as
+    the test suite's fixture game); `root` is the first."""
 
     root: Path
     games: dict[str, Game]
     documents: dict[str, Document]
     sections: dict[str, Section]
     version: str
+    roots: list[Path] = field(default_factory=list)
 
     def section(self, section_id: str) -> Section | None:
         return self.sections.get(section_id)
+
+    def number_keys(self, section: Section) -> list[str]:
+        """How judges type the section's number, from its game's `numbering` (6b-iii / 6biii, 第9章, 3条)."""
+        keys: list[str] = []
+        for numbering in self.games[section.game].meta.numbering:
+            m = re.fullmatch(numbering.anchor, section.anchor)
+            if m:
+                values = {k: v or "" for k, v in m.groupdict().items()}
+                keys += [k.format(anchor=section.anchor, **values) for k in numbering.keys]
+        return list(dict.fromkeys(k for k in keys if k))
+
+    def numbering_patterns(self, game: str) -> list[Numbering]:
+        """The game's numbering, as `_game.yaml` gives it (for the search index and the reading pages)."""
+        return list(self.games[game].meta.numbering)
 
     def neighbours(self, section: Section) -> tuple[Section | None, Section | None]:
         """The sections before and after this one in reading order of its document."""
@@ -253,19 +312,34 @@ def _parse_sections(game: str, doc: str, body: str, name: str, problems: list[st
     return sections
 
 
-def load_corpus(root: str | Path) -> Corpus:
-    """Read and validate every game folder under `root`; raise CorpusError listing every problem."""
-    root = Path(root)
+def _game_dirs(roots: list[Path], problems: list[str]) -> Iterator[Path]:
+    """Every game folder of every root, in order; a game id found in two roots is a problem."""
+    seen: dict[str, Path] = {}
+    for root in roots:
+        # Folders starting with '.' or '_' are not games (`_sources/` holds the fidelity records).
+        for game_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+            if game_dir.name in seen:
+                problems.append(f"{game_dir}: game '{game_dir.name}' is already in {seen[game_dir.name]}")
+                continue
+            seen[game_dir.name] = root
+            yield game_dir
+
+
+def load_corpus(root: str | Path | Sequence[str | Path]) -> Corpus:
+    """Read and validate every game folder under `root` (or under each of several roots, in order: the
+    project's corpus, then extra folders); raise CorpusError listing every problem."""
+    roots = [Path(r) for r in root] if isinstance(root, (list, tuple)) else [Path(root)]
     problems: list[str] = []
     games: dict[str, Game] = {}
     documents: dict[str, Document] = {}
     sections: dict[str, Section] = {}
     digest = hashlib.sha256()
 
-    if not root.is_dir():
-        raise CorpusError([f"{root}: the corpus folder does not exist"])
-    # Folders starting with '.' or '_' are not games (`_sources/` holds the fidelity records).
-    for game_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith((".", "_"))):
+    for r in roots:
+        if not r.is_dir():
+            raise CorpusError([f"{r}: the corpus folder does not exist"])
+    for game_dir in _game_dirs(roots, problems):
+        root = game_dir.parent
         game_id = game_dir.name
         meta_path = game_dir / "_game.yaml"
         rel = lambda p: str(p.relative_to(root.parent)) if p.is_relative_to(root.parent) else str(p)  # noqa: E731
@@ -329,30 +403,35 @@ def load_corpus(root: str | Path) -> Corpus:
             documents[document.id] = document
             game.documents.append(document)
     if not games:
-        problems.append(f"{root}: no game folders")
+        problems.append(f"{roots[0]}: no game folders")
     if problems:
         raise CorpusError(problems)
-    return Corpus(root=root, games=games, documents=documents, sections=sections,
-                  version=digest.hexdigest()[:16])
+    return Corpus(root=roots[0], games=games, documents=documents, sections=sections,
+                  version=digest.hexdigest()[:16], roots=roots)
 
 
 # --- Rendering -------------------------------------------------------------------------------------
 
 _md = MarkdownIt("commonmark", {"html": False, "linkify": False, "breaks": True}).enable("table")
 
-# In-text references a judge can follow: 「第 10 章」, 「6b-iii」, 「第203節」.
-_XREF_PATTERNS = [
-    (re.compile(r"第\s*([0-9０-９]+)\s*章"), lambda m: "ch" + str(int(m.group(1)))),
-    (re.compile(r"第\s*([0-9０-９]{3})\s*節"), lambda m: str(int(m.group(1)))),
-    (re.compile(r"(?<![0-9A-Za-z.-])([1-9][0-9]?[a-l](?:-[ivx]+)?)(?![0-9A-Za-z-])"), lambda m: m.group(1)),
-]
 _TAG_SPLIT_RE = re.compile(r"(<[^>]+>)")
 
 
+def _target(numbering: Numbering, m: re.Match) -> str:
+    """The anchor a reference points to; digits read as ASCII numbers (「１０」 → 10)."""
+    values = {}
+    for k, v in m.groupdict().items():
+        v = unicodedata.normalize("NFKC", v or "")
+        values[k] = str(int(v)) if v.isdigit() else v
+    return numbering.target.format(**values)
+
+
 def render_section_html(corpus: Corpus, section: Section) -> Markup:
-    """The section body as HTML, with references to other sections of the same document linked."""
+    """The section body as HTML, with references to other sections of the same document linked (the game's
+    `numbering` says what a reference looks like)."""
     html = _md.render(section.markdown)
     doc = corpus.documents[f"{section.game}/{section.doc}"]
+    patterns = [(re.compile(n.refers), n) for n in corpus.games[section.game].meta.numbering if n.refers]
     parts = _TAG_SPLIT_RE.split(html)
     inside_link = False
     for i, part in enumerate(parts):
@@ -361,13 +440,13 @@ def render_section_html(corpus: Corpus, section: Section) -> Markup:
             continue
         if inside_link or not part:
             continue
-        for pattern, to_anchor in _XREF_PATTERNS:
-            def link(m: re.Match, to_anchor=to_anchor) -> str:
-                target = f"{doc.id}/{to_anchor(m)}"
+        for pattern, numbering in patterns:
+            def link(m: re.Match, numbering: Numbering = numbering) -> str:
+                target = f"{doc.id}/{_target(numbering, m)}"
                 if target in corpus.sections and target != section.id:
                     return f'<a class="xref" href="/rules/{target}">{m.group(0)}</a>'
-                if to_anchor is _XREF_PATTERNS[0][1]:
-                    # A chapter the document does not have (イジンデン's 「第 11 章」): say so, marked as ours.
+                if numbering.note_missing and target not in corpus.sections:
+                    # A section the document does not have (イジンデン's 「第 11 章」): say so, marked as ours.
                     return (f'{m.group(0)}<small class="app-note">［judgeapp 注：この文書に'
                             f'{m.group(0)}はありません］</small>')
                 return m.group(0)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -19,7 +20,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from .corpus import Corpus
-from .policy import Citation, Policies, Strict, _check_citations, _loc
+from .policy import Citation, Policies, Strict, _check_citations, _loc, game_folders
 from .textnorm import squash
 from .yamlload import DuplicateKeyError, load_yaml
 
@@ -100,10 +101,12 @@ def corpus_list(corpus: Corpus, section_id: str) -> list[str]:
     return items
 
 
-def load_deck_rules(directory: str | Path, corpus: Corpus, policies: Policies | None,
+def load_deck_rules(directory: str | Path | Sequence[str | Path], corpus: Corpus, policies: Policies | None,
                     problems: list[str]) -> dict[str, DeckRules]:
+    """Each game's `deck.yaml` (of each infraction folder given), checked against the corpus; problems are
+    appended to `problems` as 'file: key: message'."""
     out: dict[str, DeckRules] = {}
-    for path in sorted(Path(directory).glob("*/deck.yaml")):
+    for path in [f / "deck.yaml" for f in game_folders(directory, []) if (f / "deck.yaml").exists()]:
         game = path.parent.name
         try:
             df = DeckFile.model_validate(load_yaml(path))

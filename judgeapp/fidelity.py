@@ -90,16 +90,19 @@ def documents_by_source(corpus: Corpus) -> dict[str, list[Document]]:
     return out
 
 
-def record_path(corpus_root: Path, source: str) -> Path:
-    return Path(corpus_root) / RECORDS_DIR / f"{Path(source).stem}.yaml"
+def record_path(corpus: Corpus, source: str) -> Path:
+    """Where a source's record lives: `_sources/` of the corpus folder that holds its documents."""
+    root = documents_by_source(corpus)[source][0].path.parent.parent
+    return root / RECORDS_DIR / f"{Path(source).stem}.yaml"
 
 
-def load_records(corpus_root: str | Path) -> dict[str, dict]:
-    """Every record under `<corpus>/_sources/`, by source file name."""
+def load_records(corpus_root: str | Path | list) -> dict[str, dict]:
+    """Every record under `<corpus>/_sources/` (of each corpus folder given), by source file name."""
     out = {}
-    for path in sorted((Path(corpus_root) / RECORDS_DIR).glob("*.yaml")):
-        data = load_yaml(path)
-        out[data["source"]] = data
+    for root in corpus_root if isinstance(corpus_root, (list, tuple)) else [corpus_root]:
+        for path in sorted((Path(root) / RECORDS_DIR).glob("*.yaml")):
+            data = load_yaml(path)
+            out[data["source"]] = data
     return out
 
 

@@ -3,6 +3,7 @@ and the CLI. Read-only once loaded: several processes can serve from the same fi
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,10 +48,12 @@ def situation_docs(policies: Policies):
                            title=inf.name, doc_title=policy.name, text=text)
 
 
-def open_library(corpus_dir: str | Path, index_dir: str | Path, synonyms_path: str | Path | None = None,
-                 rebuild: bool = False, infractions_dir: str | Path | None = None,
+def open_library(corpus_dir: str | Path | list, index_dir: str | Path, synonyms_path: str | Path | None = None,
+                 rebuild: bool = False, infractions_dir: str | Path | list | None = None,
                  situation_index_dir: str | Path | None = None) -> Library:
-    """Load the corpus (and the policies), build the indexes when missing or stale (or `rebuild`), open them."""
+    """Load the corpus (and the policies), build the indexes when missing or stale (or `rebuild`), open them.
+
+    `corpus_dir` and `infractions_dir` may each be a list of folders: the project's, then extra ones."""
     corpus = load_corpus(corpus_dir)
     ensure_index(lambda: index_docs(corpus), index_dir, corpus.version, force=rebuild)
     synonyms = []
@@ -69,6 +72,18 @@ def open_library(corpus_dir: str | Path, index_dir: str | Path, synonyms_path: s
         lib.policies = policies
         lib.situations = SearchIndex(situation_index_dir, synonyms)
     return lib
+
+
+def data_dirs(config) -> tuple[list[str], list[str]]:
+    """The corpus folders and infraction folders a configuration names: CORPUS_DIR then EXTRA_CORPUS_DIRS,
+    INFRACTIONS_DIR then EXTRA_INFRACTIONS_DIRS (a game added by data alone lives in the extra folders)."""
+    def listed(value) -> list[str]:
+        if not value:
+            return []
+        return [str(v) for v in value] if isinstance(value, (list, tuple)) else \
+            [v for v in str(value).split(os.pathsep) if v]
+    return ([str(config["CORPUS_DIR"]), *listed(config.get("EXTRA_CORPUS_DIRS"))],
+            [str(config["INFRACTIONS_DIR"]), *listed(config.get("EXTRA_INFRACTIONS_DIRS"))])
 
 
 def current_library() -> Library:

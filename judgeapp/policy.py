@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -169,6 +170,9 @@ class PolicyFile(Strict):
     summary: str = Field(min_length=1)
     gaps: list[str] = []  # what the text does not decide, in plain words
     competitive_question: bool = False  # the wizard may ask 競技/一般 (tcg-taikai)
+    # What the pages say of a player whom a level, a consequence or a rule with `removes` takes out of the
+    # event (Lycee: トーナメントからの除外).
+    removed_words: str = Field(min_length=1)
     levels: list[Level] = []
     consequences: list[Consequence] = []
     rules: list[Rule] = []
@@ -413,15 +417,28 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
                   infractions=infractions, nodes=nodes, depth=depth, parents=parents)
 
 
-def load_policies(directory: str | Path, corpus: Corpus) -> Policies:
-    """Read every `infractions/<game>/`; raise PolicyError listing every problem."""
-    directory = Path(directory)
+def game_folders(directory: str | Path | Sequence[str | Path], problems: list[str]) -> list[Path]:
+    """Every `<game>/` folder of the infraction folder (or folders, in order); a game twice is a problem."""
+    dirs = [Path(d) for d in directory] if isinstance(directory, (list, tuple)) else [Path(directory)]
+    out: dict[str, Path] = {}
+    for d in dirs:
+        if not d.is_dir():
+            raise PolicyError([f"{d}: no such folder"])
+        for folder in sorted(x for x in d.iterdir() if x.is_dir() and not x.name.startswith((".", "_"))):
+            if folder.name in out:
+                problems.append(f"{folder}: game '{folder.name}' is already in {out[folder.name].parent}")
+                continue
+            out[folder.name] = folder
+    return list(out.values())
+
+
+def load_policies(directory: str | Path | Sequence[str | Path], corpus: Corpus) -> Policies:
+    """Read every `infractions/<game>/` (of each folder given, in order); raise PolicyError listing every
+    problem."""
     problems: list[str] = []
     games: dict[str, Policy] = {}
     digest = hashlib.sha256()
-    if not directory.is_dir():
-        raise PolicyError([f"{directory}: no such folder"])
-    for folder in sorted(x for x in directory.iterdir() if x.is_dir() and not x.name.startswith((".", "_"))):
+    for folder in game_folders(directory, problems):
         for name in ("policy.yaml", "wizard.yaml", "training.yaml"):
             f = folder / name
             if f.exists():

@@ -155,6 +155,7 @@ def policy(game: str):
     p = _policy(game)
     return jsonify({
         "game": p.game, "name": p.name, "ladder": p.file.ladder, "summary": p.file.summary, "gaps": p.file.gaps,
+        "removed_words": p.file.removed_words,
         "levels": [{"id": lv.id, "label": lv.label, "mark": lv.mark, "description": lv.description,
                     "removes": lv.removes, "ends_game": lv.ends_game, "restricted_to": lv.restricted_to,
                     "grant": lv.grant, "citations": [c.section for c in lv.citations]}
