@@ -15,9 +15,15 @@ from judgeapp.yamlload import load_yaml
 
 SEEDS_DIR = Path(os.environ.get("JUDGEAPP_SEEDS", ROOT.parent / "shared" / "seeds"))
 CASES_DIR = Path(__file__).parent / "cases"
+# A made-up game added by data alone (docs/add-a-game.md), loaded by every test app beside the real games.
+FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURE_SOURCES = FIXTURES / "sources"
+CORPUS_DIRS = [ROOT / "rules_corpus", FIXTURES / "rules_corpus"]
+INFRACTIONS_DIRS = [ROOT / "infractions", FIXTURES / "infractions"]
 # The games the test app loads, read from the folders (no test says how many there are).
-GAMES = sorted(p.parent.name for p in (ROOT / "rules_corpus").glob("*/_game.yaml"))
-INFRACTIONS_DIRS = [ROOT / "infractions"]
+REAL_GAMES = sorted(p.parent.name for p in (ROOT / "rules_corpus").glob("*/_game.yaml"))
+FIXTURE_GAMES = sorted(p.parent.name for p in (FIXTURES / "rules_corpus").glob("*/_game.yaml"))
+GAMES = sorted(REAL_GAMES + FIXTURE_GAMES)
 CHROMIUM_CANDIDATES = [os.environ.get("CHROMIUM_PATH", ""), "/usr/bin/chromium", "/usr/bin/chromium-browser"]
 
 
@@ -47,6 +53,7 @@ DEFAULT_TEST_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 def make_app(index_dir: Path, database_url: str, **extra):
     app = create_app({"TESTING": True, "SECRET_KEY": "test", "INDEX_DIR": str(index_dir),
                       "SITUATION_INDEX_DIR": str(index_dir.with_name("situations")), "DATABASE_URL": database_url,
+                      "EXTRA_CORPUS_DIRS": [str(CORPUS_DIRS[1])], "EXTRA_INFRACTIONS_DIRS": [str(INFRACTIONS_DIRS[1])],
                       **extra})
     app.extensions["judgeapp.db"].upgrade()
     return app

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from judgeapp import ROOT
 from judgeapp.cli import main as cli
 
@@ -27,3 +30,57 @@ def test_readme_has_exactly_the_two_commands():
     commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
     assert commands == ["./judge serve", "./judge test"]
     assert "./judge test" in (ROOT / ".ci" / "run").read_text()
+
+
+def _listed_files() -> list[str]:
+    doc = (ROOT / "docs" / "add-a-game.md").read_text(encoding="utf-8")
+    block = doc.split("```files", 1)[1].split("```", 1)[0]
+    return [line.strip() for line in block.strip().splitlines()]
+
+
+def _expand(pattern: str, game: str, docs: list[str], sources: list[str]) -> set[str]:
+    out = set()
+    for d in docs if "<doc>" in pattern else [None]:
+        for s in sources if "<source>" in pattern else [None]:
+            out.add(pattern.replace("<game>", game).replace("<doc>", d or "").replace("<source>", s or ""))
+    return out
+
+
+def _game_files(base, game: str) -> tuple[set[str], set[str]]:
+    """What the list says the game has, and what it has (under `base`: the project or tests/fixtures)."""
+    from judgeapp.corpus import load_corpus
+
+    corpus = load_corpus(base / "rules_corpus")
+    docs = corpus.games[game].meta.documents
+    sources = sorted({Path(corpus.documents[f"{game}/{d}"].meta.source).stem for d in docs})
+    listed = set().union(*(_expand(p, game, docs, sources) for p in _listed_files()))
+    present = {str(p.relative_to(base)) for folder in ("rules_corpus", "infractions") for p in (base / folder / game).rglob("*")
+               if p.is_file()}
+    present |= {f"rules_corpus/_sources/{s}.yaml" for s in sources if (base / "rules_corpus" / "_sources" / f"{s}.yaml").exists()}
+    return listed, present
+
+
+def test_add_a_game_lists_exactly_the_fixture_games_files():
+    from .conftest import FIXTURE_GAMES, FIXTURES
+
+    for game in FIXTURE_GAMES:
+        listed, present = _game_files(FIXTURES, game)
+        assert listed == present, (sorted(listed - present), sorted(present - listed))
+
+
+def test_every_real_game_has_the_listed_files():
+    from .conftest import REAL_GAMES
+
+    for game in REAL_GAMES:
+        listed, present = _game_files(ROOT, game)
+        assert listed == present, (game, sorted(listed - present), sorted(present - listed))
+
+
+def test_add_a_game_names_tables_that_hold_the_fixture_game():
+    from .conftest import FIXTURE_GAMES, load_cases
+
+    doc = (ROOT / "docs" / "add-a-game.md").read_text(encoding="utf-8")
+    tables = re.findall(r"`([a-z_]+\.yaml)`", doc.split("**Tests**", 1)[1])
+    assert {"standings.yaml", "decks.yaml"} <= set(tables)
+    for name in ("standings.yaml", "decks.yaml"):
+        assert {r["game"] for r in load_cases(name)} >= set(FIXTURE_GAMES), name
