@@ -1,4 +1,5 @@
-"""Shared fixtures: one search index per test run, an app per test, a client, a CLI runner, a browser."""
+"""Shared fixtures: one search index per test run, an app per test (one per module where the module only
+reads), a client, a CLI runner, a browser."""
 
 from __future__ import annotations
 
@@ -59,8 +60,48 @@ def make_app(index_dir: Path, database_url: str, **extra):
     return app
 
 
+_LIBRARIES: dict = {}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_library_per_data():
+    """The rules library is read-only once loaded, so apps built on the same data share it (as the processes
+    of one server do): each test app then costs a Flask app and its database, not a reload of the corpus and
+    every citation. Other data (a broken copy) is loaded afresh; a load that fails is not kept."""
+    import judgeapp.library as library_module
+
+    real = library_module.open_library
+
+    def shared(*args, **kwargs):
+        key = repr((args, sorted(kwargs.items())))
+        if key not in _LIBRARIES:
+            _LIBRARIES[key] = real(*args, **kwargs)
+        return _LIBRARIES[key]
+
+    library_module.open_library = shared
+    yield
+    library_module.open_library = real
+
+
+@pytest.fixture(scope="module")
+def module_app(index_dir, tmp_path_factory):
+    """One app and database for a whole module (see `app`)."""
+    app = make_app(index_dir, f"sqlite:///{tmp_path_factory.mktemp('module-db') / 'judgeapp.db'}")
+    yield app
+    app.extensions["judgeapp.db"].dispose()
+
+
 @pytest.fixture
-def app(index_dir, tmp_path):
+def app(request, index_dir, tmp_path):
+    """A fresh app and database for the test; a module whose tests only read says `SHARED_APP = True` and gets
+    one app for all its tests (a setting a test changes is put back after it)."""
+    if getattr(request.module, "SHARED_APP", False):
+        app = request.getfixturevalue("module_app")
+        saved = dict(app.config)
+        yield app
+        app.config.clear()
+        app.config.update(saved)
+        return
     app = make_app(index_dir, f"sqlite:///{tmp_path / 'judgeapp.db'}")
     yield app
     app.extensions["judgeapp.db"].dispose()

@@ -8,6 +8,8 @@ import pytest
 
 from .conftest import GAMES
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 
 def test_games(client):
     resp = client.get("/api/games")

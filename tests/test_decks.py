@@ -11,6 +11,8 @@ from judgeapp.decks import corpus_list, load_deck_rules
 
 from .conftest import GAMES, load_cases
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 DECKS = load_cases("decks.yaml")
 PAGE_LIMIT = 30 * 1024
 

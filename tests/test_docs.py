@@ -8,6 +8,8 @@ from pathlib import Path
 from judgeapp import ROOT
 from judgeapp.cli import main as cli
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 
 def test_every_cli_command_is_documented():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")

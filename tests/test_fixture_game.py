@@ -14,6 +14,8 @@ from judgeapp.cli import main as cli
 
 from .conftest import CORPUS_DIRS, FIXTURE_GAMES, FIXTURE_SOURCES, FIXTURES, INFRACTIONS_DIRS, load_cases
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 CASES = load_cases("fixture_game.yaml")
 GAME = CASES["game"]
 

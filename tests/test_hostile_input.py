@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 HOSTILE = [
     '"', "'", '"遅刻', "「遅刻」", "(", ")", "[遅刻]", "{}", "AND", "OR", "NOT", "遅刻 AND 失格", "NOT 遅刻",
     "*", "遅*", "?", "~", "^", ":", "title:遅刻", "\\", "/", "%", "%00", "\x00", "\x1b[31m", "\u202e遅刻",

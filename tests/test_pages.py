@@ -6,6 +6,8 @@ import re
 
 import pytest
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 LIMIT = 30 * 1024  # every page, HTML+CSS+JS, uncompressed
 
 

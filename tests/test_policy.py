@@ -15,6 +15,8 @@ from judgeapp.policy import PolicyError, load_policies, standing
 
 from .conftest import CORPUS_DIRS, GAMES, INFRACTIONS_DIRS, REAL_GAMES, load_cases
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 SITUATIONS = load_cases("situations.yaml")
 # Written afterwards by someone who saw neither the data nor the first table: the honest figure.
 HOLDOUT = load_cases("situations_holdout.yaml")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from .conftest import load_cases
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 QUERIES = load_cases("search_queries.yaml")
 
 

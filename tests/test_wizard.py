@@ -10,6 +10,8 @@ from judgeapp.yamlload import load_yaml
 
 from .conftest import GAMES, INFRACTIONS_DIRS, load_cases
 
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
 PAGE_LIMIT = 30 * 1024
 CASES = load_cases("wizard.yaml")
 
