@@ -110,12 +110,13 @@ def search(query: str, game: str | None, limit: int, as_json: bool) -> None:
 @click.option("--infractions", "infractions_dir", default=str(ROOT / "infractions"), show_default=True,
               type=click.Path(file_okay=False))
 @click.option("--sources", "sources_dir", default=None, type=click.Path(file_okay=False, exists=True),
-              help="a folder of source texts (shared/seeds): compare the corpus with them character by character")
+              help="a folder of source texts (shared/seeds): compare the corpus with them, character by "
+                   "character")
 @click.option("--record", is_flag=True,
               help="with --sources: rewrite the fingerprint records (<corpus>/_sources/) from the sources")
 def check(corpus_dir: str, infractions_dir: str, sources_dir: str | None, record: bool) -> None:
-    """Validate the corpus (against its sources' fingerprints, or the sources themselves with --sources) and the
-    infraction data (every citation's quote too); exit 1 listing every problem."""
+    """Validate the corpus (against its sources' fingerprints, or the sources themselves with --sources)
+    and the infraction data (every citation's quote too); exit 1 listing every problem."""
     from .corpus import CorpusError, load_corpus
     from .decks import load_deck_rules
     from .policy import PolicyError, load_policies
@@ -149,11 +150,18 @@ def check(corpus_dir: str, infractions_dir: str, sources_dir: str | None, record
 
 
 def _check_fidelity(corpus, sources_dir: str | None, record: bool) -> None:
-    """The corpus against the recorded fingerprints; with `sources_dir`, against the sources themselves too."""
+    """The corpus against the recorded fingerprints; with `sources_dir`, against the sources too."""
     from pathlib import Path
 
-    from .fidelity import (check_records, compare_sources, documents_by_source, load_records, make_record,
-                           record_path, write_record)
+    from .fidelity import (
+        check_records,
+        compare_sources,
+        documents_by_source,
+        load_records,
+        make_record,
+        record_path,
+        write_record,
+    )
 
     records = load_records(corpus.roots)
     if record:

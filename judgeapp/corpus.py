@@ -163,8 +163,8 @@ class Game:
 class Corpus:
     """All games, documents and sections; `version` is a digest of the files it was read from.
 
-    `roots` are the folders read, in order (the project's `rules_corpus/` first, then any extra folders, such as
-    the test suite's fixture game); `root` is the first."""
+    `roots` are the folders read, in order (the project's `rules_corpus/` first, then any extra folders,
+    such as the test suite's fixture game); `root` is the first."""
 
     root: Path
     games: dict[str, Game]
@@ -342,7 +342,9 @@ def load_corpus(root: str | Path | Sequence[str | Path]) -> Corpus:
         root = game_dir.parent
         game_id = game_dir.name
         meta_path = game_dir / "_game.yaml"
-        rel = lambda p: str(p.relative_to(root.parent)) if p.is_relative_to(root.parent) else str(p)  # noqa: E731
+        def rel(p: Path, root: Path = root) -> str:
+            return str(p.relative_to(root.parent)) if p.is_relative_to(root.parent) else str(p)
+
         if not SLUG_RE.match(game_id):
             problems.append(f"{rel(game_dir)}: game id must be lower-case ASCII, digits and '-'")
         if not meta_path.exists():
@@ -446,7 +448,7 @@ def render_section_html(corpus: Corpus, section: Section) -> Markup:
                 if target in corpus.sections and target != section.id:
                     return f'<a class="xref" href="/rules/{target}">{m.group(0)}</a>'
                 if numbering.note_missing and target not in corpus.sections:
-                    # A section the document does not have (イジンデン's 「第 11 章」): say so, marked as ours.
+                    # A section the document does not have (イジンデン's 「第 11 章」): say so, as ours.
                     return (f'{m.group(0)}<small class="app-note">［judgeapp 注：この文書に'
                             f'{m.group(0)}はありません］</small>')
                 return m.group(0)

@@ -1,8 +1,8 @@
 """The corpus against its sources, with or without the source files (docs/corpus.md, "Fidelity").
 
-The source texts (`shared/seeds/*.txt`) live outside the repository. So that a fresh clone can still check that
-the corpus keeps their wording, each source has a record in `rules_corpus/_sources/<source>.yaml`, written from
-the source itself by `judgeapp check --sources DIR --record`:
+The source texts (`shared/seeds/*.txt`) live outside the repository. So that a fresh clone can still check
+that the corpus keeps their wording, each source has a record in `rules_corpus/_sources/<source>.yaml`,
+written from the source itself by `judgeapp check --sources DIR --record`:
 
 - provenance: the file's name, size and SHA-256, the documents drawn from it and who issues them;
 - fingerprints: the SHA-256 of the whole normalised text and of each of its paragraphs and sentences;
@@ -47,7 +47,8 @@ def digest(text: str, chars: int = HASH_CHARS) -> str:
 
 
 def source_units(text: str) -> list[str]:
-    """The source's paragraphs (its lines), each cut after 。！？ into sentences, normalised; empty ones dropped."""
+    """The source's paragraphs (its lines), each cut after 。！？ into sentences, normalised; empty ones
+    dropped."""
     out = []
     for line in text.splitlines():
         for part in _SENTENCE_END.split(line):
@@ -106,7 +107,8 @@ def load_records(corpus_root: str | Path | list) -> dict[str, dict]:
     return out
 
 
-def make_record(corpus: Corpus, source: str, text: str, previous: dict | None = None) -> tuple[dict, list[str]]:
+def make_record(corpus: Corpus, source: str, text: str,
+                previous: dict | None = None) -> tuple[dict, list[str]]:
     """The record of one source (and the pieces that do not stand in it, which are left out of it)."""
     previous = previous or {}
     docs = documents_by_source(corpus)[source]
@@ -119,7 +121,8 @@ def make_record(corpus: Corpus, source: str, text: str, previous: dict | None = 
             n = normalise(p.text)
             at = norm.find(n)
             if at < 0 or not n:
-                problems.append(f"{p.where}: {'heading' if p.kind == 'h' else 'text'} not in {source}: {p.text[:50]}")
+                what = "heading" if p.kind == "h" else "text"
+                problems.append(f"{p.where}: {what} not in {source}: {p.text[:50]}")
                 continue
             rows.append([p.anchor, p.kind, at, len(n), digest(norm[at:at + len(n)])])
         quoted[doc.id] = rows
@@ -160,7 +163,7 @@ def write_record(path: Path, record: dict) -> None:
     out = ["# Written by `judgeapp check --sources DIR --record` from the source itself: do not edit by hand",
            "# (only provenance.origin and numbered.pattern are kept from the previous record).",
            yaml.safe_dump(head, allow_unicode=True, sort_keys=False, width=110).rstrip()]
-    out.append("units:  # SHA-256 (first 16 hex) of each normalised paragraph/sentence of the source, in order")
+    out.append("units:  # SHA-256 (first 16 hex) of each normalised paragraph/sentence of the source")
     out += [f'  - "{u}"' for u in record["units"]]
     out.append("quoted:  # [anchor, h(eading)/t(ext), offset, length, SHA-256 of the source there]")
     for doc_id, rows in record["quoted"].items():
@@ -182,7 +185,8 @@ def check_records(corpus: Corpus, records: dict[str, dict]) -> list[str]:
         for doc in docs:
             problems += _diff_pieces(document_pieces(corpus, doc), record["quoted"].get(doc.id), source)
         extra = set(record["quoted"]) - {d.id for d in docs}
-        problems += [f"{doc_id}: recorded from {source} but no longer in the corpus" for doc_id in sorted(extra)]
+        problems += [f"{doc_id}: recorded from {source} but no longer in the corpus"
+                     for doc_id in sorted(extra)]
     return problems
 
 
@@ -195,7 +199,7 @@ def _diff_pieces(pieces: list[Piece], rows: list | None, source: str) -> list[st
     by_anchor: dict[str, list[tuple]] = {}
     for r in recorded:
         by_anchor.setdefault(r[0], []).append(r)
-    for p, c in zip(pieces, current):
+    for p, c in zip(pieces, current, strict=True):
         if c not in by_anchor.get(p.anchor, []):
             what = "heading" if p.kind == "h" else "text"
             problems.append(f"{p.where}: {what} differs from the source's fingerprint: {p.text[:50]}")
@@ -203,8 +207,8 @@ def _diff_pieces(pieces: list[Piece], rows: list | None, source: str) -> list[st
         cur = {(c[0], c[3]) for c in current}
         lost = [r for r in recorded if (r[0], r[3]) not in cur]
         doc = pieces[0].document if pieces else "?"
-        problems.append(f"{doc}: {len(recorded)} pieces recorded, {len(current)} in the corpus"
-                        + (f" (lost or changed in: {', '.join(sorted({r[0] for r in lost}))})" if lost else ""))
+        where = f" (lost or changed in: {', '.join(sorted({r[0] for r in lost}))})" if lost else ""
+        problems.append(f"{doc}: {len(recorded)} pieces recorded, {len(current)} in the corpus{where}")
     return problems
 
 
@@ -239,5 +243,5 @@ def compare_sources(corpus: Corpus, sources_dir: str | Path, records: dict[str, 
         for doc_id, rows in old["quoted"].items():
             for a, _k, at, n, h in rows:
                 if digest(norm[int(at):int(at) + int(n)]) != str(h):
-                    problems.append(f"{doc_id}/{a}: recorded fingerprint at {at}+{n} is not the source's text")
+                    problems.append(f"{doc_id}/{a}: the recorded fingerprint at {at}+{n} is not the source's")
     return problems

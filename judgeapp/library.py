@@ -48,8 +48,9 @@ def situation_docs(policies: Policies):
                            title=inf.name, doc_title=policy.name, text=text)
 
 
-def open_library(corpus_dir: str | Path | list, index_dir: str | Path, synonyms_path: str | Path | None = None,
-                 rebuild: bool = False, infractions_dir: str | Path | list | None = None,
+def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
+                 synonyms_path: str | Path | None = None, rebuild: bool = False,
+                 infractions_dir: str | Path | list | None = None,
                  situation_index_dir: str | Path | None = None) -> Library:
     """Load the corpus (and the policies), build the indexes when missing or stale (or `rebuild`), open them.
 

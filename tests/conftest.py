@@ -54,7 +54,8 @@ DEFAULT_TEST_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 def make_app(index_dir: Path, database_url: str, **extra):
     app = create_app({"TESTING": True, "SECRET_KEY": "test", "INDEX_DIR": str(index_dir),
                       "SITUATION_INDEX_DIR": str(index_dir.with_name("situations")), "DATABASE_URL": database_url,
-                      "EXTRA_CORPUS_DIRS": [str(CORPUS_DIRS[1])], "EXTRA_INFRACTIONS_DIRS": [str(INFRACTIONS_DIRS[1])],
+                      "EXTRA_CORPUS_DIRS": [str(d) for d in CORPUS_DIRS[1:]],
+                      "EXTRA_INFRACTIONS_DIRS": [str(d) for d in INFRACTIONS_DIRS[1:]],
                       **extra})
     app.extensions["judgeapp.db"].upgrade()
     return app

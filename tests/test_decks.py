@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from judgeapp import ROOT
 from judgeapp.corpus import load_corpus
 from judgeapp.decks import corpus_list, load_deck_rules

@@ -56,9 +56,10 @@ def _game_files(base, game: str) -> tuple[set[str], set[str]]:
     docs = corpus.games[game].meta.documents
     sources = sorted({Path(corpus.documents[f"{game}/{d}"].meta.source).stem for d in docs})
     listed = set().union(*(_expand(p, game, docs, sources) for p in _listed_files()))
-    present = {str(p.relative_to(base)) for folder in ("rules_corpus", "infractions") for p in (base / folder / game).rglob("*")
-               if p.is_file()}
-    present |= {f"rules_corpus/_sources/{s}.yaml" for s in sources if (base / "rules_corpus" / "_sources" / f"{s}.yaml").exists()}
+    present = {str(p.relative_to(base)) for folder in ("rules_corpus", "infractions")
+               for p in (base / folder / game).rglob("*") if p.is_file()}
+    records = base / "rules_corpus" / "_sources"
+    present |= {f"rules_corpus/_sources/{s}.yaml" for s in sources if (records / f"{s}.yaml").exists()}
     return listed, present
 
 
@@ -86,3 +87,10 @@ def test_add_a_game_names_tables_that_hold_the_fixture_game():
     assert {"standings.yaml", "decks.yaml"} <= set(tables)
     for name in ("standings.yaml", "decks.yaml"):
         assert {r["game"] for r in load_cases(name)} >= set(FIXTURE_GAMES), name
+
+
+def test_ci_lints_before_it_tests():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "ruff check" in ci and ci.index("ruff check") < ci.index("./judge test -ra")
+    pyproject = (ROOT / "pyproject.toml").read_text()
+    assert 'select = ["E", "F", "W", "B", "UP", "SIM", "I"]' in pyproject and '"ruff>=' in pyproject

@@ -18,6 +18,7 @@ SHARED_APP = True  # the tests only read: one app for the module (tests/conftest
 
 CASES = load_cases("fixture_game.yaml")
 GAME = CASES["game"]
+ALONE = ["check", "--corpus", str(CORPUS_DIRS[1]), "--infractions", str(INFRACTIONS_DIRS[1])]
 
 
 def test_the_fixture_game_is_loaded_beside_the_real_games(client):
@@ -35,8 +36,7 @@ def test_no_python_or_template_names_the_fixture_game():
 
 
 def test_judgeapp_check_passes_on_the_fixture_alone(runner):
-    result = runner.invoke(cli, ["check", "--corpus", str(CORPUS_DIRS[1]), "--infractions", str(INFRACTIONS_DIRS[1]),
-                                 "--sources", str(FIXTURE_SOURCES)])
+    result = runner.invoke(cli, [*ALONE, "--sources", str(FIXTURE_SOURCES)])
     assert result.exit_code == 0, result.output
     assert f"✓ {GAME}:" in result.output and "✓ fidelity:" in result.output
 
@@ -46,10 +46,10 @@ def test_a_changed_character_in_its_source_is_reported(runner, tmp_path):
     src.mkdir()
     text = (FIXTURE_SOURCES / "hoshikuzu-floor-rules.txt").read_text(encoding="utf-8")
     (src / "hoshikuzu-floor-rules.txt").write_text(text.replace("10分", "15分"), encoding="utf-8")
-    result = runner.invoke(cli, ["check", "--corpus", str(CORPUS_DIRS[1]), "--infractions", str(INFRACTIONS_DIRS[1]),
-                                 "--sources", str(src)])
+    result = runner.invoke(cli, [*ALONE, "--sources", str(src)])
     assert result.exit_code == 1
-    assert "hoshikuzu/floor-rules/art3: text not in hoshikuzu-floor-rules.txt: 対戦の開始から10分" in result.output
+    assert "hoshikuzu/floor-rules/art3: text not in hoshikuzu-floor-rules.txt: 対戦の開始から10分" \
+        in result.output
 
 
 @pytest.mark.parametrize("case", CASES["search"], ids=lambda c: c["q"])
@@ -68,8 +68,8 @@ def test_numbers_as_typed_come_from_its_data(library):
         assert library.corpus.number_keys(library.corpus.sections[sid]) == keys
 
 
-@pytest.mark.xfail(strict=True, reason="search.py still derives number keys from anchors itself (number_keys); "
-                                       "it should index Corpus.number_keys (issue 14, point 1)")
+@pytest.mark.xfail(strict=True, reason="search.py still derives number keys from anchors itself "
+                   "(number_keys); it should index Corpus.number_keys (issue 14, point 1)")
 def test_a_section_number_as_typed_goes_to_its_section(library):
     hits = library.index.search("第3条", game=GAME, limit=3).hits
     assert hits[0].id == "hoshikuzu/floor-rules/art3"
@@ -83,14 +83,17 @@ def test_a_reference_in_the_text_is_linked(client):
 
 @pytest.mark.parametrize("case", CASES["situations"], ids=lambda c: c["q"])
 def test_situation_lookup(client, case):
-    results = client.get("/api/infractions", query_string={"game": GAME, "q": case["q"], "limit": 3}).get_json()["results"]
-    assert results[0]["id"] == f"{GAME}/{case['infraction']}" and results[0]["penalty"] == case["penalty"], results
+    query = {"game": GAME, "q": case["q"], "limit": 3}
+    results = client.get("/api/infractions", query_string=query).get_json()["results"]
+    assert results[0]["id"] == f"{GAME}/{case['infraction']}", results
+    assert results[0]["penalty"] == case["penalty"], results
 
 
 @pytest.mark.parametrize("case", CASES["wizard"], ids=lambda c: c["outcome"])
 def test_wizard_answers_lead_to_the_outcome(client, case):
     resp = client.get(f"/wizard/{GAME}", query_string=case["answers"])
-    assert resp.status_code == 302 and resp.headers["Location"].split("?")[0].endswith(f"/wizard/{GAME}/{case['outcome']}")
+    assert resp.status_code == 302
+    assert resp.headers["Location"].split("?")[0].endswith(f"/wizard/{GAME}/{case['outcome']}")
     html = client.get(resp.headers["Location"]).get_data(as_text=True)
     assert case["penalty"] in html and f'href="/rules/{case["cites"]}"' in html
 
@@ -106,7 +109,8 @@ def test_training_scores_the_texts_answers_right(client):
     url = client.get(f"/training/{GAME}/start").headers["Location"]
     run = re.search(r"run=([^&]+)", url).group(1).replace("%2C", ",").split(",")
     answers = ",".join(CASES["training"][r] for r in run)
-    html = client.get(f"/training/{GAME}", query_string={"run": ",".join(run), "a": answers, "next": 1}).get_data(as_text=True)
+    query = {"run": ",".join(run), "a": answers, "next": 1}
+    html = client.get(f"/training/{GAME}", query_string=query).get_data(as_text=True)
     assert f"{len(run)} 問中 {len(run)} 問正解" in html
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from judgeapp import ROOT, create_app
+from judgeapp import create_app
 from judgeapp.cli import main as cli
 from judgeapp.corpus import load_corpus
 from judgeapp.policy import PolicyError, load_policies, standing
