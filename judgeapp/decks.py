@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -234,6 +234,7 @@ def _display(name: str) -> str:
 
 
 def check(rules: DeckRules, text: str) -> Report:
+    """Parse a pasted deck list (DeckError when it cannot be read) and check it against the game's rules."""
     entries = parse(text, rules)
     zones: dict[str, int] = {}
     # name key → (display name, {zone: count})
@@ -300,7 +301,8 @@ def check(rules: DeckRules, text: str) -> Report:
                   notices=notices, unchecked=list(rules.file.unchecked))
 
 
-def report_json(rep: Report, url_for_infraction) -> dict:
+def report_json(rep: Report, url_for_infraction: Callable[[str], str]) -> dict:
+    """The API's JSON for a report; `url_for_infraction` turns an infraction id into its wizard URL."""
     return {
         "game": rep.game,
         "legal": rep.legal,

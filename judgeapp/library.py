@@ -4,6 +4,7 @@ and the CLI. Read-only once loaded: several processes can serve from the same fi
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +26,7 @@ class Library:
     decks: dict[str, DeckRules] | None = None  # each game's deck construction rules
 
 
-def index_docs(corpus: Corpus):
+def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
     """Every section of the corpus as the search index sees it."""
     for section in corpus.sections.values():
         doc = corpus.documents[f"{section.game}/{section.doc}"]
@@ -33,7 +34,7 @@ def index_docs(corpus: Corpus):
                        title=section.title, doc_title=doc.title, text=section.text)
 
 
-def situation_docs(policies: Policies):
+def situation_docs(policies: Policies) -> Iterator[IndexDoc]:
     """Every infraction as the situation lookup sees it: its name, description, judges' words and the
     wizard answers that lead to it."""
     for policy in policies.games.values():
@@ -75,10 +76,10 @@ def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
     return lib
 
 
-def data_dirs(config) -> tuple[list[str], list[str]]:
+def data_dirs(config: Mapping) -> tuple[list[str], list[str]]:
     """The corpus folders and infraction folders a configuration names: CORPUS_DIR then EXTRA_CORPUS_DIRS,
     INFRACTIONS_DIR then EXTRA_INFRACTIONS_DIRS (a game added by data alone lives in the extra folders)."""
-    def listed(value) -> list[str]:
+    def listed(value: object) -> list[str]:
         if not value:
             return []
         return [str(v) for v in value] if isinstance(value, (list, tuple)) else \
@@ -88,4 +89,5 @@ def data_dirs(config) -> tuple[list[str], list[str]]:
 
 
 def current_library() -> Library:
+    """The library of the app handling the request."""
     return current_app.extensions["judgeapp.library"]

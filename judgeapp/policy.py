@@ -546,6 +546,7 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
 
 
 def standing_json(s: Standing) -> dict:
+    """The API's JSON for a standing."""
     return {
         "counts": s.counts,
         "effective": s.effective,
