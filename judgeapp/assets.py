@@ -13,7 +13,7 @@ import hashlib
 import mimetypes
 from pathlib import Path
 
-from flask import Flask, Response, abort, request, send_file
+from flask import Flask, Response, abort, request
 
 ONE_YEAR = 365 * 24 * 3600
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -27,11 +27,18 @@ class Assets:
     def __init__(self, folder: Path = STATIC_DIR):
         self.folder = folder
         self.hashes: dict[str, str] = {}
+        self._bodies: dict[str, bytes] = {}
         for path in sorted(folder.rglob("*")):
             if path.is_file():
                 rel = path.relative_to(folder).as_posix()
                 self.hashes[rel] = hashlib.sha256(path.read_bytes()).hexdigest()[:12]
         self.by_hashed = {self.hashed_name(name): name for name in self.hashes}
+
+    def body(self, name: str) -> bytes:
+        """The file's bytes (the files are small: kept in memory once read)."""
+        if name not in self._bodies:
+            self._bodies[name] = (self.folder / name).read_bytes()
+        return self._bodies[name]
 
     def hashed_name(self, name: str) -> str:
         stem, dot, ext = name.rpartition(".")
@@ -68,16 +75,17 @@ def init_app(app: Flask) -> None:
         plain = assets.by_hashed.get(name)
         if plain is None:
             abort(404)
-        resp = send_file(assets.folder / plain, mimetype=mimetypes.guess_type(plain)[0], conditional=True,
-                         etag=assets.hashes[plain], max_age=ONE_YEAR)
+        resp = Response(assets.body(plain), mimetype=mimetypes.guess_type(plain)[0])
+        resp.set_etag(assets.hashes[plain])
         resp.headers["Cache-Control"] = f"public, max-age={ONE_YEAR}, immutable"
-        return resp
+        return resp.make_conditional(request)
 
     @app.get("/favicon.ico")
     def favicon():
-        resp = send_file(assets.folder / "icon-192.png", mimetype="image/png", max_age=7 * 24 * 3600)
+        resp = Response(assets.body("icon-192.png"), mimetype="image/png")
+        resp.set_etag(assets.hashes["icon-192.png"])
         resp.headers["Cache-Control"] = "public, max-age=604800"
-        return resp
+        return resp.make_conditional(request)
 
     @app.after_request
     def page_caching(response: Response) -> Response:

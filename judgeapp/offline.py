@@ -27,7 +27,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
 from .search import analyzer, load_synonyms, number_keys
-from .textnorm import fold
+from .textnorm import fold, is_kana
 
 bp = Blueprint("offline", __name__)
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -169,7 +169,14 @@ def build_index_export(docs, synonyms) -> dict:
     for keys, means in synonyms:
         key_readings = ["".join(w.reading for w in analyzer().words(k)) for k in keys]
         key_lemmas = [[w.forms[0] for w in analyzer().words(k)] for k in keys]
+        # A one-word key's stem (投げる → 投げ, ナグル → ナグ): the browser has no dictionary to find 投げた.
+        stems = []
+        for k in keys:
+            ws = analyzer().words(k)
+            if len(ws) == 1 and len(ws[0].forms[0]) >= 2 and is_kana(ws[0].forms[0][-1]):
+                stems += [ws[0].forms[0][:-1], ws[0].reading[:-1]]
         syn.append({"keys": keys, "readings": key_readings, "lemmas": key_lemmas,
+                    "stems": [s for s in dict.fromkeys(stems) if len(s) >= 2],
                     "means": [[list(w.forms + w.parts) for w in analyzer().words(m)] for m in means]})
     return {"vocab": list(vocab), "docs": out_docs, "surfaces": surfaces, "readings": list(readings),
             "synonyms": syn}

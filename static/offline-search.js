@@ -172,6 +172,13 @@
           }
         }
       }
+      if (rest === null && e.stems) {
+        var spoken = toKatakana(s);
+        for (var st = 0; st < e.stems.length && rest === null; st++) {
+          var whole = isKana(e.stems[st]) ? spoken : s, tail = whole.slice(e.stems[st].length);
+          if (whole.indexOf(e.stems[st]) === 0 && tail.length >= 1 && tail.length <= 3 && isKana(tail)) rest = "";
+        }
+      }
       if (rest !== null) { rest = isKana(rest.replace(/ /g, "")) ? "" : rest.trim(); found.push([e, rest]); }
     });
     if (!found.length && isKana(s)) {
