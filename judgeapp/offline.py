@@ -114,7 +114,7 @@ def precache():
     else:
         urls = library_pages() + wizard_pages() + current_assets().urls() + [
             "/manifest.webmanifest", url_for("offline.search_index"), url_for("offline.situation_index"),
-            url_for("offline.wizard_json")] + event_pages()
+            url_for("offline.wizard_json")]
     resp = current_app.json.response({"version": offline_version(), "urls": list(dict.fromkeys(urls))})
     resp.headers["Cache-Control"] = "private, no-cache"
     return resp

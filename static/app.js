@@ -158,6 +158,14 @@
     writeQueue(q);
   }
 
+  function sentNotice(item) {
+    var main = document.querySelector("main");
+    if (!main) return;
+    var p = document.createElement("p"); p.className = "flash"; p.setAttribute("role", "status");
+    p.textContent = "保存していた記録を送信しました：" + item.summary;
+    main.insertBefore(p, main.firstChild);
+  }
+
   var flushing = false;
   function flush() {
     if (flushing) return Promise.resolve();
@@ -173,7 +181,8 @@
           .then(function (res) {
             if (res.ok && res.redirected && res.url.indexOf("/signin") < 0) {
               writeQueue(readQueue().filter(function (x) { return x.key !== item.key; }));
-              landed = item.navigate ? res.url : landed;
+              if (item.navigate && location.pathname === item.action) landed = res.url;
+              else sentNotice(item);
               return false;
             }
             if (res.redirected && res.url.indexOf("/signin") >= 0) {

@@ -8,8 +8,10 @@ const CACHE = "judgeapp-" + VERSION;
 const NETWORK_TIMEOUT_MS = 4000;
 let tree = null;
 
-async function precacheList(cache, listUrl, skipKept) {
-  const res = await fetch(listUrl, { credentials: "same-origin", cache: "no-store" });
+/* The library is fetched without cookies (the same for everyone, and a judge's session is never touched
+   by the worker); a signed-in judge's event pages with them. */
+async function precacheList(cache, listUrl, skipKept, credentials) {
+  const res = await fetch(listUrl, { credentials: credentials, cache: "no-store" });
   if (!res.ok) throw new Error(listUrl + " " + res.status);
   const urls = (await res.json()).urls;
   let next = 0;
@@ -17,7 +19,7 @@ async function precacheList(cache, listUrl, skipKept) {
     while (next < urls.length) {
       const url = urls[next++];
       if (skipKept && await cache.match(url)) continue;
-      const r = await fetch(url, { credentials: "same-origin", redirect: "follow" });
+      const r = await fetch(url, { credentials: credentials, redirect: "follow" });
       if (r.ok && !r.redirected) await cache.put(url, r);
       else if (!skipKept) throw new Error(url + " " + r.status);
     }
@@ -29,7 +31,7 @@ async function precacheList(cache, listUrl, skipKept) {
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
-    const count = await precacheList(cache, "/offline/precache.json", false);
+    const count = await precacheList(cache, "/offline/precache.json", false, "omit");
     await cache.put("/offline/ready", new Response(JSON.stringify({ version: VERSION, count: count, at: Date.now() }),
       { headers: { "Content-Type": "application/json" } }));
     await self.skipWaiting();
@@ -46,7 +48,7 @@ self.addEventListener("activate", (event) => {
 self.addEventListener("message", (event) => {
   const data = event.data || {};
   if (data.type === "event-pages") {
-    event.waitUntil(caches.open(CACHE).then((c) => precacheList(c, "/offline/precache.json?part=event", true)).catch(() => 0));
+    event.waitUntil(caches.open(CACHE).then((c) => precacheList(c, "/offline/precache.json?part=event", true, "same-origin")).catch(() => 0));
   } else if (data.type === "flush-queue") {
     event.waitUntil(tellClients("flush-queue"));
   }
