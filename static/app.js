@@ -200,7 +200,10 @@
       });
     }, Promise.resolve(false)).then(function () {
       flushing = false;
-      if (landed) location.assign(landed);
+      if (landed) {
+        try { sessionStorage.setItem("judgeapp.sent", "記録しました（サーバーに届きました）"); } catch (e) { /* no note */ }
+        location.assign(landed);
+      }
     });
   }
 
@@ -267,8 +270,23 @@
     });
   }
 
+  /* The deck check runs on the server: with no signal, say so instead of the browser's error page. */
+  function setupDeckForm() {
+    var form = document.querySelector("main form.deck");
+    if (!form) return;
+    form.addEventListener("submit", function (e) {
+      if (navigator.onLine && !servedOffline()) return;
+      e.preventDefault();
+      var old = document.getElementById("deck-offline"); if (old) old.remove();
+      var p = document.createElement("p"); p.className = "notice"; p.id = "deck-offline"; p.setAttribute("role", "alert");
+      p.textContent = "電波がないため、デッキチェックはできません（チェックはサーバーで行います）。入力したリストは消えません。電波が戻ったら「チェックする」を押してください。";
+      form.parentNode.insertBefore(p, form);
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     setupTheme();
+    setupDeckForm();
     setupWorker();
     setupCopy();
     anchors();
@@ -276,6 +294,12 @@
     if (document.querySelector("main ol.results")) rememberMarks();
     setupRecordForm();
     renderQueue();
+    var sent = null;
+    try { sent = sessionStorage.getItem("judgeapp.sent"); sessionStorage.removeItem("judgeapp.sent"); } catch (e) { /* none */ }
+    if (sent && document.querySelector("main")) {
+      var p = document.createElement("p"); p.className = "flash"; p.setAttribute("role", "status"); p.textContent = sent;
+      document.querySelector("main").insertBefore(p, document.querySelector("main").firstChild);
+    }
     if (navigator.onLine) flush();
   });
   window.addEventListener("online", function () { flush(); });
