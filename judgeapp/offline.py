@@ -27,7 +27,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
 from .search import analyzer, load_synonyms, number_keys
-from .textnorm import fold, is_kana
+from .textnorm import fold, is_kana, squash
 
 bp = Blueprint("offline", __name__)
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -125,6 +125,17 @@ def wizard_json():
     return current_app.json.response(wizard_tree())
 
 
+def _stored_length(n: int) -> int:
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    return byte_to_length(length_to_byte(n)) if n else 0
+
+
+def _bigrams(text: str) -> list[str]:
+    s = squash(text)
+    return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])
+
+
 def _analysed(text: str) -> tuple[list[str], list[str]]:
     """A text's index terms (every form and short-unit part of each word) and its words' readings."""
     words, readings = [], []
@@ -135,12 +146,13 @@ def _analysed(text: str) -> tuple[list[str], list[str]]:
 
 
 def _surfaces(text: str) -> dict[str, list[str]]:
-    """Each word's folded surface → the forms the index holds for it (the browser reads a query with it)."""
-    out: dict[str, list[str]] = {}
+    """Each word's folded surface → [its forms, its short-unit parts] as the server's index holds them (the
+    browser, which has no dictionary, reads a query's words with it)."""
+    out: dict[str, list[list[str]]] = {}
     for w in analyzer().words(text):
-        out.setdefault(fold(w.surface), list(w.forms + w.parts))
+        out.setdefault(fold(w.surface), [list(w.forms), list(w.parts)])
         for f in w.forms:
-            out.setdefault(f, [f])
+            out.setdefault(f, [[f], []])
     return out
 
 
@@ -160,10 +172,14 @@ def build_index_export(docs, synonyms) -> dict:
                 surfaces.setdefault(s, forms)
         for r in reads + title_reads:
             readings[r] = 1
+        grams = len(_bigrams(d.title)) + len(_bigrams(d.text))
         out_docs.append({
             "id": d.id, "game": d.game, "title": d.title, "doc": d.doc_title, "text": d.text,
             "num": number_keys(d.anchor) if d.anchor else [], "w": ids(words), "t": ids(title_words),
             "r": ids(reads + title_reads),
+            # Field lengths as a Whoosh index stores them (one byte each: an approximation), for BM25F.
+            "dl": {f: _stored_length(n) for f, n in (("w", len(words)), ("t", len(title_words)),
+                                                     ("r", len(reads) + len(title_reads)), ("g", grams))},
         })
     syn = []
     for keys, means in synonyms:
@@ -173,7 +189,8 @@ def build_index_export(docs, synonyms) -> dict:
         stems = []
         for k in keys:
             ws = analyzer().words(k)
-            if len(ws) == 1 and len(ws[0].forms[0]) >= 2 and is_kana(ws[0].forms[0][-1]):
+            lemma = ws[0].forms[0] if len(ws) == 1 else ""
+            if len(lemma) >= 2 and lemma[-1] in "ウクスツヌフムユルグズブプイ" and not is_kana(lemma):
                 stems += [ws[0].forms[0][:-1], ws[0].reading[:-1]]
         syn.append({"keys": keys, "readings": key_readings, "lemmas": key_lemmas,
                     "stems": [s for s in dict.fromkeys(stems) if len(s) >= 2],

@@ -68,14 +68,15 @@
       var p = this.post[q.f][q.t];
       if (!p) return out;
       var ids = Object.keys(p), df = ids.length;
-      var idf = Math.log(1 + (this.N - df + 0.5) / (df + 0.5));
+      var idf = Math.log(this.N / (df + 1)) + 1; /* Whoosh's idf */
       ids.forEach(function (k) {
-        var i = +k, tf = p[k], dl = self.len[q.f][i] || 1;
+        var i = +k, tf = p[k], dl = self.docs[i].dl ? self.docs[i].dl[q.f] : self.len[q.f][i];
         var s = idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * dl / self.avg[q.f]));
         out.set(i, s * BOOST[q.f] * (q.boost || 1));
       });
       return out;
     }
+    if (q.q.length === 1) return this.evalQ(q.q[0]); /* as Whoosh: a compound of one is that query, unboosted */
     var parts = q.q.map(function (x) { return self.evalQ(x); });
     if (!parts.length) return out;
     if (q.op === "and") {
@@ -92,9 +93,13 @@
   };
 
   function term(f, t, boost) { return { op: "term", f: f, t: t, boost: boost }; }
-  function wordQ(forms, kana, reading) {
+  function wordQ(forms, kana, reading, parts, mode) {
     var alts = [];
     forms.forEach(function (f) { alts.push(term("w", f)); alts.push(term("t", f)); });
+    if (parts && parts.length) {
+      var ps = parts.map(function (p) { return term("w", p); });
+      alts.push(mode === "or" ? { op: "or", q: ps, boost: 0.5 } : { op: "and", q: ps });
+    }
     if (kana && reading) alts.push(term("r", reading));
     return { op: "or", q: alts };
   }
@@ -109,7 +114,8 @@
         if (this.surfaces[piece] && (j - i > 1 || !isKana(piece))) { found = piece; break; }
       }
       if (found) {
-        if (!STOP[this.surfaces[found][0]]) out.push({ surface: found, forms: this.surfaces[found] });
+        var e = this.surfaces[found];
+        if (!STOP[e[0][0]]) out.push({ surface: found, forms: e[0], parts: e[1] });
         i += found.length;
       } else i += 1;
     }
@@ -138,11 +144,11 @@
         var pieces = self.segmentReading(k);
         if (pieces.length > 1) alts.push({ op: "and", q: pieces.map(function (p) { return term("r", p); }) });
         var ws = self.words(chunk);
-        if (ws.length) alts.push({ op: "and", q: ws.map(function (w) { return wordQ(w.forms, true, w.surface); }) });
+        if (ws.length) alts.push({ op: "and", q: ws.map(function (w) { return wordQ(w.forms, true, w.surface, w.parts); }) });
         parts.push({ op: "or", q: alts });
         return;
       }
-      self.words(chunk).forEach(function (w) { parts.push(wordQ(w.forms, isKana(w.surface), fold(toKatakana(w.surface)))); });
+      self.words(chunk).forEach(function (w) { parts.push(wordQ(w.forms, isKana(w.surface), fold(toKatakana(w.surface)), w.parts, mode)); });
     });
     if (!parts.length) return null;
     return { op: mode === "or" ? "or" : "and", q: parts.slice(0, 24), boost: boost || 1 };
