@@ -109,4 +109,20 @@ def create_app(test_config: dict | None = None) -> Flask:
     app.add_template_filter(jst, "jst")
     _server_timing(app)
     app.register_blueprint(api.bp, url_prefix="/api")
+    from . import assets, offline
+
+    app.register_blueprint(offline.bp)
+    assets.init_app(app)
+
+    @app.context_processor
+    def _offline_context():
+        lib = current_library_safe()
+        return {"corpus_version": lib.corpus.version if lib else "", "offline_version": offline.offline_version}
+
     return app
+
+
+def current_library_safe():
+    from flask import current_app
+
+    return current_app.extensions.get("judgeapp.library")

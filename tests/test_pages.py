@@ -100,7 +100,11 @@ def test_pages_are_light(client, url):
     resp = client.get(url)
     assert resp.status_code == 200
     assert len(resp.get_data()) < LIMIT, (url, len(resp.get_data()))
-    assert "<script src" not in text_of(resp)  # no external scripts: one request per page
+    html = text_of(resp)
+    # No inline script; scripts and styles are static files with content-hashed names (cached for a year).
+    assert not re.search(r"<script(?![^>]*\bsrc=)", html)
+    for ref in re.findall(r'(?:src|href)="(/static/[^"]+)"', html):
+        assert re.fullmatch(r"/static/[\w-]+\.[0-9a-f]{12}\.(css|js|png)", ref), ref
 
 
 def test_works_without_javascript(client):

@@ -264,20 +264,25 @@ def training_start(game: str):
 
 @bp.route("/decks", methods=["GET", "POST"])
 def decks():
-    """Paste a deck list, get the verdict first, then each problem with its rule and section."""
+    """Paste a deck list, get the verdict first, then each problem with its rule and section.
+
+    The game is always asked for (no default from the last game viewed): a list checked under the wrong
+    game's rules would get a wrong verdict. The verdict names the game it was checked under."""
     lib = current_library()
-    game = request.values.get("game") or chosen_game() or next(iter(lib.decks))
-    if game not in lib.decks:
+    game = request.values.get("game") or None
+    if game is not None and game not in lib.decks:
         raise JudgeappError(f"ゲーム「{game[:40]}」のデッキの規定はありません。", 404, "unknown_game")
     text = request.form.get("deck", "") if request.method == "POST" else ""
     report = error = None
-    if request.method == "POST":
+    if request.method == "POST" and game is None:
+        error = "ゲームを選んでください。デッキの規定はゲームごとに違います。"
+    elif request.method == "POST":
         try:
             report = check_deck(lib.decks[game], text)
         except DeckError as exc:
             error = str(exc)
     resp = make_response(render_template(
         "wizard/decks.html", games=lib.corpus.games, decks=lib.decks, game=game, text=text, report=report,
-        error=error, corpus=lib.corpus, rules=lib.decks[game],
+        error=error, corpus=lib.corpus, rules=lib.decks[game] if game else None,
     ), 400 if error else 200)
     return remember_game(resp, game)

@@ -1,0 +1,258 @@
+"""The app at the venue with no signal: what the service worker precaches, and the compact indexes that
+answer the search form and the situation lookup in the browser.
+
+- `/sw.js`: the service worker (scope `/`), with the offline version (corpus, policies, assets) written into
+  it, so a new corpus makes a new worker that replaces the cache in one step.
+- `/offline/precache.json`: every page to keep: the rules library (each game, document and section), the
+  wizard (each step and outcome at its normalised URL, see `wizard_pages`), training, deck check, the assets;
+  and, for a judge signed in to an event, that event's pages and its record form for each player.
+- `/offline/wizard.json`: each game's question tree (node → answer → next node or outcome), so that the
+  worker normalises any wizard URL (answers in any order, extra parameters) to the cached page.
+- `/offline/search.json` and `/offline/situations.json`: the sections (or infractions) analysed by the same
+  analysis as the server's index (search.py's `analyzer().words()`): each text's words (every form the
+  server indexes), their readings, the title's words, the plain text for the bigram tier, the section
+  numbers, and the synonym groups with their phrases already analysed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from functools import lru_cache
+from pathlib import Path
+from urllib.parse import urlencode
+
+from flask import Blueprint, Response, current_app, render_template, request, url_for
+
+from .assets import current_assets
+from .library import current_library, index_docs, situation_docs
+from .search import analyzer, load_synonyms, number_keys
+from .textnorm import fold, is_kana, squash
+
+bp = Blueprint("offline", __name__)
+STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
+
+
+def offline_version() -> str:
+    """Corpus, policies and assets in one string: the cache's name."""
+    lib = current_library()
+    policies = lib.policies.version if lib.policies else ""
+    raw = f"{lib.corpus.version}|{policies}|{current_assets().digest()}"
+    return f"{lib.corpus.version}-{hashlib.sha256(raw.encode()).hexdigest()[:10]}"
+
+
+def wizard_tree() -> dict:
+    """Each game's tree: {game: {start, nodes: {node: {answer: {"next": id} | {"outcome": id}}}}}."""
+    out = {}
+    for game, policy in current_library().policies.games.items():
+        nodes = {}
+        for node in policy.nodes.values():
+            nodes[node.id] = {a.id: ({"outcome": a.outcome} if a.outcome else {"next": a.next})
+                              for a in node.answers}
+        out[game] = {"start": policy.wizard.start, "nodes": nodes}
+    return out
+
+
+def wizard_pages() -> list[str]:
+    """Every step and outcome page at its normalised URL: the answers on the path from the start, in path
+    order (the order the wizard's own links use), nothing else; and each outcome without answers."""
+    urls = []
+    for game, policy in current_library().policies.games.items():
+        step = url_for("wizard.step", game=game)
+        urls += [url_for("wizard.graph", game=game), url_for("wizard.training", game=game)]
+        stack = [(policy.wizard.start, [])]
+        while stack:
+            node_id, path = stack.pop()
+            params = dict(path)
+            urls.append(f"{step}?{urlencode(params)}" if params else step)
+            for a in policy.nodes[node_id].answers:
+                p = path + [(node_id, a.id)]
+                if a.outcome:
+                    urls.append(f"{url_for('wizard.outcome', game=game, infraction_id=a.outcome)}?{urlencode(p)}")
+                else:
+                    stack.append((a.next, p))
+        urls += [url_for("wizard.outcome", game=game, infraction_id=i) for i in policy.infractions]
+    return list(dict.fromkeys(urls))
+
+
+def library_pages() -> list[str]:
+    lib = current_library()
+    urls = ["/", url_for("rules.search"), url_for("wizard.choose"), url_for("wizard.training_choose"),
+            url_for("wizard.decks"), url_for("offline.missing")]
+    urls += [url_for("wizard.decks", game=g) for g in (lib.decks or {})]
+    for game in lib.corpus.games.values():
+        urls.append(game.url)
+        urls += [d.url for d in game.documents]
+    urls += [s.url for s in lib.corpus.sections.values()]
+    return urls
+
+
+def event_pages() -> list[str]:
+    """For a judge signed in to an event: the event, its players and the record form for each of them."""
+    from .events import service
+    from .events.auth import current_db, current_staff
+
+    staff = current_staff()
+    if staff is None:
+        return []
+    eid = staff.event_id
+    urls = [url_for("events.show", event_id=eid)]
+    if staff.role in service.PERMISSIONS["record"]:
+        urls.append(url_for("events.record", event_id=eid))
+    for p in service.find_players(current_db(), eid, ""):
+        urls.append(url_for("events.player", event_id=eid, player_id=p.id))
+        if staff.role in service.PERMISSIONS["record"]:
+            urls.append(url_for("events.record", event_id=eid, player=p.id))
+    return urls
+
+
+@bp.get("/offline/precache.json")
+def precache():
+    """What the service worker keeps; `?part=event` gives only the signed-in judge's event pages."""
+    if request.args.get("part") == "event":
+        urls = event_pages()
+    else:
+        urls = library_pages() + wizard_pages() + current_assets().urls() + [
+            "/manifest.webmanifest", url_for("offline.search_index"), url_for("offline.situation_index"),
+            url_for("offline.wizard_json")]
+    resp = current_app.json.response({"version": offline_version(), "urls": list(dict.fromkeys(urls))})
+    resp.headers["Cache-Control"] = "private, no-cache"
+    return resp
+
+
+@bp.get("/offline/wizard.json")
+def wizard_json():
+    return current_app.json.response(wizard_tree())
+
+
+def _stored_length(n: int) -> int:
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    return byte_to_length(length_to_byte(n)) if n else 0
+
+
+def _bigrams(text: str) -> list[str]:
+    s = squash(text)
+    return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])
+
+
+def _analysed(text: str) -> tuple[list[str], list[str]]:
+    """A text's index terms (every form and short-unit part of each word) and its words' readings."""
+    words, readings = [], []
+    for w in analyzer().words(text):
+        words.extend(w.forms + w.parts)
+        readings.append(w.reading)
+    return words, readings
+
+
+def _surfaces(text: str) -> dict[str, list[str]]:
+    """Each word's folded surface → [its forms, its short-unit parts] as the server's index holds them (the
+    browser, which has no dictionary, reads a query's words with it)."""
+    out: dict[str, list[list[str]]] = {}
+    for w in analyzer().words(text):
+        out.setdefault(fold(w.surface), [list(w.forms), list(w.parts)])
+        for f in w.forms:
+            out.setdefault(f, [[f], []])
+    return out
+
+
+def build_index_export(docs, synonyms) -> dict:
+    """The compact index: a vocabulary, and each document's terms as numbers into it."""
+    vocab: dict[str, int] = {}
+
+    def ids(terms: list[str]) -> list[int]:
+        return [vocab.setdefault(t, len(vocab)) for t in terms]
+
+    out_docs, surfaces, readings = [], {}, {}
+    for d in docs:
+        words, reads = _analysed(d.text)
+        title_words, title_reads = _analysed(d.title)
+        for text in (d.text, d.title):
+            for s, forms in _surfaces(text).items():
+                surfaces.setdefault(s, forms)
+        for r in reads + title_reads:
+            readings[r] = 1
+        grams = len(_bigrams(d.title)) + len(_bigrams(d.text))
+        out_docs.append({
+            "id": d.id, "game": d.game, "title": d.title, "doc": d.doc_title, "text": d.text,
+            "num": number_keys(d.anchor) if d.anchor else [], "w": ids(words), "t": ids(title_words),
+            "r": ids(reads + title_reads),
+            # Field lengths as a Whoosh index stores them (one byte each: an approximation), for BM25F.
+            "dl": {f: _stored_length(n) for f, n in (("w", len(words)), ("t", len(title_words)),
+                                                     ("r", len(reads) + len(title_reads)), ("g", grams))},
+        })
+    syn = []
+    for keys, means in synonyms:
+        key_readings = ["".join(w.reading for w in analyzer().words(k)) for k in keys]
+        key_lemmas = [[w.forms[0] for w in analyzer().words(k)] for k in keys]
+        # A one-word key's stem (投げる → 投げ, ナグル → ナグ): the browser has no dictionary to find 投げた.
+        stems = []
+        for k in keys:
+            ws = analyzer().words(k)
+            lemma = ws[0].forms[0] if len(ws) == 1 else ""
+            if len(lemma) >= 2 and lemma[-1] in "ウクスツヌフムユルグズブプイ" and not is_kana(lemma):
+                stems += [ws[0].forms[0][:-1], ws[0].reading[:-1]]
+        syn.append({"keys": keys, "readings": key_readings, "lemmas": key_lemmas,
+                    "stems": [s for s in dict.fromkeys(stems) if len(s) >= 2],
+                    "means": [[list(w.forms + w.parts) for w in analyzer().words(m)] for m in means]})
+    return {"vocab": list(vocab), "docs": out_docs, "surfaces": surfaces, "readings": list(readings),
+            "synonyms": syn}
+
+
+@lru_cache(maxsize=4)
+def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
+    lib = current_library()
+    synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
+    docs = index_docs(lib.corpus) if kind == "search" else situation_docs(lib.policies)
+    data = build_index_export(docs, synonyms)
+    data["version"] = version
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _json_file(kind: str) -> Response:
+    body = _export_json(kind, offline_version(), current_app.config.get("SYNONYMS_PATH") or "")
+    return Response(body, mimetype="application/json")
+
+
+@bp.get("/offline/search.json")
+def search_index():
+    """The sections' compact index for searching in the browser."""
+    return _json_file("search")
+
+
+@bp.get("/offline/situations.json")
+def situation_index():
+    """The infractions' compact index for the situation lookup in the browser."""
+    return _json_file("situations")
+
+
+@bp.get("/offline/missing")
+def missing():
+    """What the worker shows for a page it did not keep."""
+    return render_template("offline_missing.html")
+
+
+@bp.get("/sw.js")
+def service_worker():
+    """The worker, with the offline version written in (a new version installs a new worker)."""
+    body = (STATIC_DIR / "sw.js").read_text(encoding="utf-8")
+    body = f'const VERSION = "{offline_version()}";\n' + body
+    resp = Response(body, mimetype="text/javascript")
+    resp.headers["Cache-Control"] = "no-cache"
+    return resp
+
+
+@bp.get("/manifest.webmanifest")
+def manifest():
+    """The manifest that makes the app installable."""
+    assets = current_assets()
+    data = {
+        "name": "judgeapp ジャッジの手元", "short_name": "judgeapp", "lang": "ja", "start_url": "/",
+        "scope": "/", "display": "standalone", "theme_color": "#0b57d0", "background_color": "#ffffff",
+        "icons": [{"src": assets.url("icon-192.png"), "sizes": "192x192", "type": "image/png"},
+                  {"src": assets.url("icon-512.png"), "sizes": "512x512", "type": "image/png",
+                   "purpose": "any maskable"}],
+    }
+    resp = current_app.json.response(data)
+    resp.mimetype = "application/manifest+json"
+    return resp

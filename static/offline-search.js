@@ -1,0 +1,322 @@
+/* Search and the situation lookup in the browser, from the compact index the server exports
+   (/offline/search.json, /offline/situations.json: the same analysis as the server's index).
+   Used when the page was served offline; the server's answer is used whenever the network is there.
+   Tiers as on the server: the section number; all the words (with the synonym list's phrases as weaker
+   alternatives); any of the words; the query as a character string (bigrams, contiguous). */
+(function () {
+  "use strict";
+  var BOOST = { t: 2.5, w: 1.0, r: 0.8, g: 0.5 };
+  var K1 = 1.2, B = 0.75;
+  var DASHES = "-‐‑‒–—―−ｰ~〜";
+  var GAPS = "・･ー\u3000 \t\r\n《》「」『』【】()（）[]［］〈〉<>＜＞\"'“”‘’、。,.，．:：;；!！?？/／" + DASHES;
+  var STOP = {};
+  ["為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる",
+   "ない", "て", "た"].forEach(function (w) { STOP[fold(w)] = 1; });
+
+  function foldChar(ch) {
+    var n = ch.normalize("NFKC");
+    if (n.length !== 1) n = ch;
+    var c = n.charCodeAt(0);
+    if (c >= 0x3041 && c <= 0x3096) n = String.fromCharCode(c + 0x60);
+    return n.toLowerCase();
+  }
+  function fold(s) { var o = ""; for (var i = 0; i < s.length; i++) o += foldChar(s[i]); return o; }
+  function squash(s) { var f = fold(s), o = ""; for (var i = 0; i < f.length; i++) if (GAPS.indexOf(f[i]) < 0) o += f[i]; return o; }
+  function isKana(s) {
+    if (!s) return false;
+    for (var i = 0; i < s.length; i++) {
+      var c = s.charCodeAt(i);
+      if (!((c >= 0x3041 && c <= 0x30ff) || s[i] === "ー" || s[i] === "ｰ" || (c >= 0xff66 && c <= 0xff9f))) return false;
+    }
+    return true;
+  }
+  function toKatakana(s) { s = s.normalize("NFKC"); var o = ""; for (var i = 0; i < s.length; i++) { var c = s.charCodeAt(i); o += (c >= 0x3041 && c <= 0x3096) ? String.fromCharCode(c + 0x60) : s[i]; } return o; }
+  function cleanQuery(s) { return (s || "").normalize("NFKC").replace(/[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]/g, " ").split(/\s+/).filter(Boolean).join(" ").slice(0, 200); }
+  function bigrams(s) { s = squash(s); var o = []; if (s.length === 1) return [s]; for (var i = 0; i + 1 < s.length; i++) o.push(s.slice(i, i + 2)); return o; }
+
+  function Index(data) {
+    var self = this;
+    this.data = data;
+    this.docs = data.docs;
+    this.N = data.docs.length;
+    this.post = { t: {}, w: {}, r: {}, g: {} };
+    this.len = { t: [], w: [], r: [], g: [] };
+    this.avg = {};
+    this.readings = {};
+    this.maxReading = 1;
+    data.readings.forEach(function (r) { self.readings[r] = 1; if (r.length > self.maxReading) self.maxReading = r.length; });
+    this.surfaces = data.surfaces;
+    this.maxSurface = 1;
+    Object.keys(data.surfaces).forEach(function (s) { if (s.length > self.maxSurface) self.maxSurface = Math.min(s.length, 16); });
+    data.docs.forEach(function (d, i) {
+      d.sq = squash(d.title) + "\n" + squash(d.text);
+      var fields = { t: d.t.map(function (x) { return data.vocab[x]; }), w: d.w.map(function (x) { return data.vocab[x]; }),
+                     r: d.r.map(function (x) { return data.vocab[x]; }), g: bigrams(d.title).concat(bigrams(d.text)) };
+      Object.keys(fields).forEach(function (f) {
+        var p = self.post[f], ts = fields[f];
+        self.len[f][i] = ts.length;
+        ts.forEach(function (t) { var m = p[t] || (p[t] = {}); m[i] = (m[i] || 0) + 1; });
+      });
+    });
+    Object.keys(this.len).forEach(function (f) { var s = 0; self.len[f].forEach(function (n) { s += n; }); self.avg[f] = s / Math.max(1, self.N) || 1; });
+  }
+
+  /* A query tree: {op: "term", f, t, boost} | {op: "and"|"or", q: [...], boost} → Map doc → score */
+  Index.prototype.evalQ = function (q) {
+    var self = this, out = new Map();
+    if (q.op === "term") {
+      var p = this.post[q.f][q.t];
+      if (!p) return out;
+      var ids = Object.keys(p), df = ids.length;
+      var idf = Math.log(this.N / (df + 1)) + 1; /* Whoosh's idf */
+      ids.forEach(function (k) {
+        var i = +k, tf = p[k], dl = self.docs[i].dl ? self.docs[i].dl[q.f] : self.len[q.f][i];
+        var s = idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * dl / self.avg[q.f]));
+        out.set(i, s * BOOST[q.f] * (q.boost || 1));
+      });
+      return out;
+    }
+    if (q.q.length === 1) return this.evalQ(q.q[0]); /* as Whoosh: a compound of one is that query, unboosted */
+    var parts = q.q.map(function (x) { return self.evalQ(x); });
+    if (!parts.length) return out;
+    if (q.op === "and") {
+      parts.sort(function (a, b) { return a.size - b.size; });
+      parts[0].forEach(function (s, i) {
+        var tot = s;
+        for (var j = 1; j < parts.length; j++) { if (!parts[j].has(i)) return; tot += parts[j].get(i); }
+        out.set(i, tot * (q.boost || 1));
+      });
+    } else {
+      parts.forEach(function (m) { m.forEach(function (s, i) { out.set(i, (out.get(i) || 0) + s * (q.boost || 1)); }); });
+    }
+    return out;
+  };
+
+  function term(f, t, boost) { return { op: "term", f: f, t: t, boost: boost }; }
+  function wordQ(forms, kana, reading, parts, mode) {
+    var alts = [];
+    forms.forEach(function (f) { alts.push(term("w", f)); alts.push(term("t", f)); });
+    if (parts && parts.length) {
+      var ps = parts.map(function (p) { return term("w", p); });
+      alts.push(mode === "or" ? { op: "or", q: ps, boost: 0.5 } : { op: "and", q: ps });
+    }
+    if (kana && reading) alts.push(term("r", reading));
+    return { op: "or", q: alts };
+  }
+
+  /* The query's words: known surfaces of the corpus, longest first (the browser has no dictionary). */
+  Index.prototype.words = function (chunk) {
+    var s = fold(chunk), out = [], i = 0;
+    while (i < s.length) {
+      var found = null;
+      for (var j = Math.min(s.length, i + this.maxSurface); j > i; j--) {
+        var piece = s.slice(i, j);
+        if (this.surfaces[piece] && (j - i > 1 || !isKana(piece))) { found = piece; break; }
+      }
+      if (found) {
+        var e = this.surfaces[found];
+        if (!STOP[e[0][0]]) out.push({ surface: found, forms: e[0], parts: e[1] });
+        i += found.length;
+      } else i += 1;
+    }
+    return out;
+  };
+
+  Index.prototype.segmentReading = function (k) {
+    var pieces = [], i = 0, covered = 0;
+    while (i < k.length) {
+      var hit = false;
+      for (var j = Math.min(k.length, i + this.maxReading); j > i + 1; j--) {
+        if (this.readings[k.slice(i, j)]) { pieces.push(k.slice(i, j)); covered += j - i; i = j; hit = true; break; }
+      }
+      if (!hit) i += 1;
+    }
+    return covered >= 0.7 * k.length ? pieces : [];
+  };
+
+  Index.prototype.textQuery = function (text, mode, boost) {
+    var self = this, parts = [];
+    text.split(" ").forEach(function (chunk) {
+      if (!chunk) return;
+      if (isKana(chunk)) {
+        var k = fold(toKatakana(chunk));
+        var alts = [term("w", k), term("t", k), term("r", k)];
+        var pieces = self.segmentReading(k);
+        if (pieces.length > 1) alts.push({ op: "and", q: pieces.map(function (p) { return term("r", p); }) });
+        var ws = self.words(chunk);
+        if (ws.length) alts.push({ op: "and", q: ws.map(function (w) { return wordQ(w.forms, true, w.surface, w.parts); }) });
+        parts.push({ op: "or", q: alts });
+        return;
+      }
+      self.words(chunk).forEach(function (w) { parts.push(wordQ(w.forms, isKana(w.surface), fold(toKatakana(w.surface)), w.parts, mode)); });
+    });
+    if (!parts.length) return null;
+    return { op: mode === "or" ? "or" : "and", q: parts.slice(0, 24), boost: boost || 1 };
+  };
+
+  function phraseQuery(means) { /* an analysed phrase: all its words */
+    return { op: "and", q: means.map(function (forms) { return wordQ(forms, false); }) };
+  }
+
+  Index.prototype.synonymAlternatives = function (text) {
+    var self = this, s = squash(text), out = [], found = [];
+    var words = this.words(text), lemmas = words.map(function (w) { return w.forms[0]; });
+    (this.data.synonyms || []).forEach(function (e) {
+      var rest = null;
+      for (var k = 0; k < e.keys.length && rest === null; k++) {
+        var key = squash(e.keys[k]);
+        var at = key ? s.indexOf(key) : -1;
+        if (at >= 0 && !(/^[\x00-\x7f]+$/.test(key) && !new RegExp("(^|[^a-z0-9])" + key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "($|[^a-z0-9])").test(s))) {
+          rest = s.slice(0, at) + " " + s.slice(at + key.length);
+          break;
+        }
+        var kl = e.lemmas[k] || [];
+        for (var i = 0; kl.length && i + kl.length <= lemmas.length; i++) {
+          if (kl.every(function (x, j) { return lemmas[i + j] === x; })) {
+            rest = words.filter(function (_, j) { return j < i || j >= i + kl.length; }).map(function (w) { return w.surface; }).join(" ");
+            break;
+          }
+        }
+      }
+      if (rest === null && e.stems) {
+        var spoken = toKatakana(s);
+        for (var st = 0; st < e.stems.length && rest === null; st++) {
+          var whole = isKana(e.stems[st]) ? spoken : s, tail = whole.slice(e.stems[st].length);
+          if (whole.indexOf(e.stems[st]) === 0 && tail.length >= 1 && tail.length <= 3 && isKana(tail)) rest = "";
+        }
+      }
+      if (rest !== null) { rest = isKana(rest.replace(/ /g, "")) ? "" : rest.trim(); found.push([e, rest]); }
+    });
+    if (!found.length && isKana(s)) {
+      var spoken = toKatakana(s);
+      (this.data.synonyms || []).forEach(function (e) {
+        if (e.readings.some(function (r) { return r.length >= 3 && spoken.indexOf(r) >= 0; })) found.push([e, ""]);
+      });
+    }
+    found.forEach(function (fr) {
+      var restQ = fr[1] ? self.textQuery(fr[1]) : null;
+      fr[0].means.forEach(function (m) {
+        if (!m.length) return;
+        out.push({ op: "and", q: [phraseQuery(m)].concat(restQ ? [restQ] : []), boost: 0.4 });
+        if (restQ) out.push({ op: "and", q: [phraseQuery(m)], boost: 0.4 });
+      });
+    });
+    if (found.length > 1) out.push({ op: "and", q: found.map(function (fr) { return phraseQuery(fr[0].means[0]); }), boost: 0.4 });
+    return out.slice(0, 16);
+  };
+
+  Index.prototype.search = function (query, game, limit) {
+    var self = this, text = cleanQuery(query);
+    limit = limit || 10;
+    var found = [], seen = new Set(), matching = new Set();
+    if (!text) return { query: text, total: 0, hits: [] };
+    function ok(i) { return !game || self.docs[i].game === game; }
+    function run(q, n, check) {
+      if (!q) return;
+      var scores = self.evalQ(q), ranked = [];
+      scores.forEach(function (s, i) { if (ok(i)) ranked.push([i, s]); });
+      ranked.sort(function (a, b) { return b[1] - a[1] || a[0] - b[0]; });
+      if (!check) ranked.forEach(function (r) { matching.add(r[0]); });
+      ranked.slice(0, n).forEach(function (r) {
+        if (check && !check(self.docs[r[0]])) return;
+        matching.add(r[0]);
+        if (!seen.has(r[0])) { seen.add(r[0]); found.push(r[0]); }
+      });
+    }
+    var key = squash(text);
+    if (key.length <= 12) {
+      this.docs.forEach(function (d, i) { if (ok(i) && d.num.indexOf(key) >= 0 && !seen.has(i)) { seen.add(i); found.push(i); matching.add(i); } });
+    }
+    var numbered = found.length;
+    var alts = [this.textQuery(text)].concat(this.synonymAlternatives(text)).filter(Boolean);
+    if (alts.length) run({ op: "or", q: alts }, limit);
+    if (found.length === numbered) run(this.textQuery(text, "or"), limit);
+    if (found.length < limit && key.length >= 2) {
+      var grams = Array.from(new Set(bigrams(text)));
+      run({ op: "and", q: grams.map(function (g) { return term("g", g); }) }, Math.max(limit * 3, 30),
+          function (d) { return d.sq.indexOf(key) >= 0; });
+    }
+    var marks = this.words(text).map(function (w) { return w.surface; }).concat([key]);
+    return { query: text, total: Math.max(matching.size, Math.min(found.length, limit)),
+             hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, snippet: snippet(d.text || d.title, marks) }; }) };
+  };
+
+  function snippet(text, marks) {
+    var f = fold(text), at = -1, len = 0;
+    marks.filter(function (m) { return m && m.length > 1; }).sort(function (a, b) { return b.length - a.length; }).some(function (m) {
+      var i = f.indexOf(m); if (i >= 0) { at = i; len = m.length; return true; } return false;
+    });
+    var start = Math.max(0, at - 20), end = Math.min(text.length, start + 110);
+    var frag = document.createDocumentFragment();
+    if (start > 0) frag.appendChild(document.createTextNode("…"));
+    if (at >= 0) {
+      frag.appendChild(document.createTextNode(text.slice(start, at)));
+      var mk = document.createElement("mark"); mk.textContent = text.slice(at, at + len); frag.appendChild(mk);
+      frag.appendChild(document.createTextNode(text.slice(at + len, end)));
+    } else frag.appendChild(document.createTextNode(text.slice(start, end)));
+    if (end < text.length) frag.appendChild(document.createTextNode("…"));
+    return frag;
+  }
+
+  var loaded = {};
+  function load(kind) {
+    if (!loaded[kind]) {
+      loaded[kind] = fetch("/offline/" + kind + ".json").then(function (r) {
+        if (!r.ok) throw new Error(r.status); return r.json();
+      }).then(function (d) { return new Index(d); });
+    }
+    return loaded[kind];
+  }
+
+  function servedOffline() { var b = document.getElementById("offline-banner"); return b && !b.hidden; }
+
+  function el(tag, attrs, text) { var e = document.createElement(tag); Object.keys(attrs || {}).forEach(function (k) { e.setAttribute(k, attrs[k]); }); if (text) e.textContent = text; return e; }
+
+  function renderSearch() {
+    var params = new URLSearchParams(location.search), q = params.get("q") || "", game = params.get("game") || "";
+    var box = document.getElementById("offline-results");
+    if (!box || !q.trim() || !servedOffline()) return;
+    var input = document.querySelector("main form.search input[name=q]"), sel = document.querySelector("main form.search select[name=game]");
+    if (input) input.value = q;
+    if (sel) sel.value = game;
+    var prompt = document.querySelector("main p.empty"); if (prompt) prompt.remove();
+    load("search").then(function (ix) {
+      var res = ix.search(q, game || null, 10);
+      box.textContent = "";
+      box.appendChild(el("p", { "class": "meta offline-note" }, "オフラインの検索結果（この端末に保存した索引）：「" + res.query + "」" + res.hits.length + " 件"));
+      if (!res.hits.length) { box.appendChild(el("p", { "class": "empty" }, "「" + res.query + "」は見つかりませんでした。")); return; }
+      var ol = el("ol", { "class": "results" });
+      res.hits.forEach(function (h) {
+        var li = el("li"), a = el("a", { "class": "title", href: "/rules/" + h.id }, h.title);
+        var p = el("p", { "class": "snippet" }); p.appendChild(h.snippet);
+        li.appendChild(a); li.appendChild(el("div", { "class": "meta" }, h.doc)); li.appendChild(p); ol.appendChild(li);
+      });
+      box.appendChild(ol);
+      window.judgeappRememberMarks && window.judgeappRememberMarks();
+    }).catch(function () { box.appendChild(el("p", { "class": "notice" }, "オフラインの索引が保存されていません。電波のある所で一度開いてください。")); });
+  }
+
+  function renderLookup() {
+    var box = document.getElementById("offline-lookup");
+    var params = new URLSearchParams(location.search), q = params.get("q") || "";
+    if (!box || !q.trim() || !servedOffline()) return;
+    var game = box.getAttribute("data-game");
+    var input = document.querySelector("main form.search input[name=q]"); if (input) input.value = q;
+    load("situations").then(function (ix) {
+      var res = ix.search(q, game, 8);
+      box.textContent = "";
+      box.appendChild(el("p", { "class": "meta offline-note" }, "オフラインの結果：「" + res.query + "」に近い状況"));
+      if (!res.hits.length) { box.appendChild(el("p", { "class": "empty" }, "「" + res.query + "」に当たる状況が見つかりませんでした。下の質問から選んでください。")); return; }
+      var ol = el("ol", { "class": "results" });
+      res.hits.forEach(function (h) {
+        var parts = h.id.split("/"), li = el("li");
+        li.appendChild(el("a", { "class": "title", href: "/wizard/" + parts[0] + "/" + parts[1] }, h.title));
+        var p = el("p", { "class": "snippet" }); p.appendChild(h.snippet); li.appendChild(p); ol.appendChild(li);
+      });
+      box.appendChild(ol);
+    });
+  }
+
+  window.judgeappOffline = { load: load, Index: Index, squash: squash, fold: fold };
+  document.addEventListener("DOMContentLoaded", function () { renderSearch(); renderLookup(); });
+})();

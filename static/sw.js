@@ -1,0 +1,143 @@
+/* judgeapp's service worker (scope /). VERSION (corpus, policies, assets) is written in by the server.
+   Install: precache every page in /offline/precache.json; a new version replaces the old cache at once.
+   Pages: the network first (a few seconds at most), else the kept copy with the offline banner shown.
+   Assets (content-hashed names) and the offline indexes: the kept copy first.
+   Wizard URLs are normalised (answers on the path from the start, in path order) so that a kept page
+   answers any URL that reaches the same question or outcome. */
+const CACHE = "judgeapp-" + VERSION;
+const NETWORK_TIMEOUT_MS = 4000;
+let tree = null;
+
+/* The library is fetched without cookies (the same for everyone, and a judge's session is never touched
+   by the worker); a signed-in judge's event pages with them. */
+async function precacheList(cache, listUrl, skipKept, credentials) {
+  const res = await fetch(listUrl, { credentials: credentials, cache: "no-store" });
+  if (!res.ok) throw new Error(listUrl + " " + res.status);
+  const urls = (await res.json()).urls;
+  let next = 0;
+  async function worker() {
+    while (next < urls.length) {
+      const url = urls[next++];
+      if (skipKept && await cache.match(url)) continue;
+      const r = await fetch(url, { credentials: credentials, redirect: "follow" });
+      if (r.ok && !r.redirected) await cache.put(url, r);
+      else if (!skipKept) throw new Error(url + " " + r.status);
+    }
+  }
+  await Promise.all([worker(), worker(), worker(), worker()]);
+  return urls.length;
+}
+
+self.addEventListener("install", (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(CACHE);
+    const count = await precacheList(cache, "/offline/precache.json", false, "omit");
+    await cache.put("/offline/ready", new Response(JSON.stringify({ version: VERSION, count: count, at: Date.now() }),
+      { headers: { "Content-Type": "application/json" } }));
+    await self.skipWaiting();
+  })());
+});
+
+self.addEventListener("activate", (event) => {
+  event.waitUntil((async () => {
+    for (const name of await caches.keys()) if (name.startsWith("judgeapp-") && name !== CACHE) await caches.delete(name);
+    await self.clients.claim();
+  })());
+});
+
+self.addEventListener("message", (event) => {
+  const data = event.data || {};
+  if (data.type === "event-pages") {
+    event.waitUntil(caches.open(CACHE).then((c) => precacheList(c, "/offline/precache.json?part=event", true, "same-origin")).catch(() => 0));
+  } else if (data.type === "flush-queue") {
+    event.waitUntil(tellClients("flush-queue"));
+  }
+});
+
+self.addEventListener("sync", (event) => {
+  if (event.tag === "record-queue") event.waitUntil(tellClients("flush-queue"));
+});
+
+async function tellClients(type) {
+  for (const c of await self.clients.matchAll({ type: "window" })) c.postMessage({ type: type });
+}
+
+async function wizardTree() {
+  if (tree) return tree;
+  const cache = await caches.open(CACHE);
+  const r = (await cache.match("/offline/wizard.json")) || (await fetch("/offline/wizard.json"));
+  tree = await r.json();
+  return tree;
+}
+
+/* The kept copy's key for a URL. */
+async function cacheKey(url) {
+  const p = url.pathname, q = url.searchParams;
+  let m;
+  if (p.startsWith("/rules/") || p === "/search" || p === "/offline/missing") return p;
+  if ((m = p.match(/^\/wizard\/([^/]+)(?:\/([^/]+))?$/)) && m[2] !== "graph") {
+    const game = m[1], outcome = m[2];
+    const t = (await wizardTree())[game];
+    if (!t) return p;
+    const path = [];
+    let node = t.start, reached = null;
+    for (let i = 0; i < 200 && node; i++) {
+      if (q.get("at") === node) break;
+      const ans = t.nodes[node] && t.nodes[node][q.get(node)];
+      if (!ans) break;
+      path.push([node, q.get(node)]);
+      if (ans.outcome) { reached = ans.outcome; break; }
+      node = ans.next;
+    }
+    const qs = new URLSearchParams(path).toString();
+    if (outcome) return reached === outcome && qs ? p + "?" + qs : p;
+    if (reached) return "/wizard/" + game + "/" + reached + "?" + qs;
+    return qs ? p + "?" + qs : p;
+  }
+  if ((m = p.match(/^\/events\/\d+\/record$/))) return q.get("player") ? p + "?player=" + encodeURIComponent(q.get("player")) : p;
+  if (p === "/decks") return q.get("game") ? p + "?game=" + encodeURIComponent(q.get("game")) : p;
+  return p + url.search;
+}
+
+async function offlineCopy(key) {
+  const cache = await caches.open(CACHE);
+  let r = await cache.match(key);
+  if (!r) r = await cache.match("/offline/missing");
+  if (!r) return Response.error();
+  const html = (await r.text()).replace("data-offline-banner hidden", "data-offline-banner");
+  return new Response(html, { status: 200, headers: { "Content-Type": "text/html; charset=utf-8", "X-Judgeapp-Offline": VERSION } });
+}
+
+function withTimeout(promise, ms) {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error("timeout")), ms);
+    promise.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+  });
+}
+
+async function page(request) {
+  const url = new URL(request.url);
+  const key = await cacheKey(url);
+  try {
+    const res = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
+    const type = res.headers.get("Content-Type") || "";
+    if (res.ok && !res.redirected && type.startsWith("text/html") && !url.pathname.startsWith("/offline/")) {
+      const copy = res.clone();
+      caches.open(CACHE).then((c) => c.put(key, copy));
+    }
+    return res;
+  } catch (e) {
+    return offlineCopy(key);
+  }
+}
+
+self.addEventListener("fetch", (event) => {
+  const request = event.request;
+  const url = new URL(request.url);
+  if (request.method !== "GET" || url.origin !== self.location.origin || url.pathname.startsWith("/api/")) return;
+  if (url.pathname === "/sw.js") return;
+  if (request.mode === "navigate") { event.respondWith(page(request)); return; }
+  if (url.pathname.startsWith("/static/") || url.pathname.startsWith("/offline/") || url.pathname === "/manifest.webmanifest" || url.pathname === "/favicon.ico") {
+    event.respondWith(caches.open(CACHE).then((c) => c.match(url.pathname + url.search).then((hit) => hit || fetch(request))));
+  }
+});

@@ -1,0 +1,340 @@
+"""At the venue with no signal: real headless Chromium at 390×844, the network cut after one online visit.
+
+Offline reading, wizard, search, recording with later delivery (exactly once), dark mode, compression and
+caching headers, tap targets and axe-core. Expected answers come from the corpus, the policies and the query
+table (tests/cases/search_queries.yaml), never from the offline code itself."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from .conftest import load_cases
+
+pytestmark = pytest.mark.browser
+AXE = Path(__file__).parent / "vendor" / "axe.min.js"
+
+
+def go_offline_ready(page, base: str) -> None:
+    """One online visit to the home page, then wait until the worker has kept everything."""
+    page.goto(base + "/")
+    page.wait_for_function(
+        "navigator.serviceWorker && navigator.serviceWorker.ready.then(() => caches.keys()).then(k => k.length)"
+        " && caches.match('/offline/ready').then(r => !!r)", timeout=120_000, polling=500)
+
+
+def ready(page) -> bool:
+    return page.evaluate("caches.match('/offline/ready').then(r => !!r)")
+
+
+def wait_ready(page) -> None:
+    for _ in range(240):
+        if ready(page):
+            return
+        page.wait_for_timeout(500)
+    raise AssertionError("the worker did not finish precaching")
+
+
+@pytest.fixture
+def offline_phone(phone, live_server):
+    phone.goto(live_server + "/")
+    phone.evaluate("navigator.serviceWorker.ready")
+    wait_ready(phone)
+    return phone
+
+
+def online_title(client, url: str) -> str:
+    html = client.get(url).get_data(as_text=True)
+    return re.search(r"<title>(.*?)</title>", html, re.S).group(1).replace("&amp;", "&")
+
+
+def test_every_section_and_wizard_page_opens_offline(app, client, offline_phone, live_server, tmp_path):
+    phone = offline_phone
+    lib = app.extensions["judgeapp.library"]
+    kept = set(phone.evaluate("caches.keys().then(ks => caches.open(ks[0])).then(c => c.keys())"
+                              ".then(rs => rs.map(r => new URL(r.url).pathname + new URL(r.url).search))"))
+    missing = [s.url for s in lib.corpus.sections.values() if s.url not in kept]
+    assert not missing, missing[:5]
+    phone.context.set_offline(True)
+    for game in lib.corpus.games.values():  # one section of each game, opened as a judge would
+        sec = next(s for s in lib.corpus.sections.values() if s.game == game.id and s.text.strip())
+        phone.goto(live_server + sec.url)
+        assert phone.locator("h1").inner_text() == sec.title
+        assert phone.locator("#offline-banner").is_visible()
+        assert lib.corpus.version in phone.locator("#offline-banner").inner_text()
+        assert phone.title() == online_title(client, sec.url)
+    phone.screenshot(path=str(tmp_path / "offline-section.png"))
+    # A deep link to a section by its anchor lands on the section.
+    phone.goto(live_server + "/rules/tcg-taikai/floor-rules#6b-iii")
+    phone.wait_for_url("**/rules/tcg-taikai/floor-rules/6b-iii")
+    assert phone.locator("h1").inner_text() == lib.corpus.sections["tcg-taikai/floor-rules/6b-iii"].title
+    # The wizard: every game, taps to an outcome; each tap changes the URL.
+    for game, policy in lib.policies.games.items():
+        phone.goto(live_server + f"/wizard/{game}")
+        for _ in range(len(policy.nodes) + 1):
+            if f"/wizard/{game}/" in phone.url:
+                break
+            before = phone.url
+            phone.locator("ul.answers a").last.click()
+            phone.wait_for_load_state()
+            assert phone.url != before
+        inf_id = phone.url.split(f"/wizard/{game}/")[1].split("?")[0]
+        assert phone.locator("h1").inner_text() == policy.infractions[inf_id].name
+        assert phone.locator("#offline-banner").is_visible()
+    # Answers in another order and an unrelated parameter still find the kept outcome.
+    from .test_wizard import path_to
+
+    answers = path_to(lib.policies.games["lycee"], "late-seat")
+    query = "&".join(f"{k}={v}" for k, v in reversed(list(answers.items()))) + "&utm=x"
+    phone.goto(live_server + "/wizard/lycee?" + query)
+    assert phone.locator("h1").inner_text() == lib.policies.games["lycee"].infractions["late-seat"].name
+    phone.screenshot(path=str(tmp_path / "offline-outcome.png"), full_page=True)
+
+
+def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, tmp_path):
+    phone = offline_phone
+    lib = app.extensions["judgeapp.library"]
+    cases = load_cases("search_queries.yaml")
+    expected = []
+    for case in cases:
+        hits = lib.index.search(case["q"], game=case.get("game"), limit=10).hits
+        expected.append(hits[0].id if hits else None)
+    phone.context.set_offline(True)
+    phone.goto(live_server + "/search")
+    phone.wait_for_function("window.judgeappOffline")
+    got = phone.evaluate("""async (cases) => {
+        const ix = await judgeappOffline.load('search');
+        return cases.map(c => { const r = ix.search(c.q, c.game || null, 10); return r.hits.length ? r.hits[0].id : null; });
+    }""", [{"q": c["q"], "game": c.get("game")} for c in cases])
+    agree = sum(1 for a, b in zip(got, expected) if a == b)
+    print(f"offline search agrees with the server's first result for {agree}/{len(cases)}")
+    assert agree / len(cases) >= 0.9
+    # And the form, as a judge uses it with no signal.
+    phone.goto(live_server + "/")
+    phone.fill("input[name=q]", "遅刻")
+    phone.select_option("select[name=game]", "lycee")
+    phone.click("main form.search button[type=submit]")
+    phone.wait_for_selector("#offline-results ol.results a.title")
+    assert "オフライン" in phone.locator("#offline-results .offline-note").inner_text()
+    first = phone.locator("main ol.results a.title").first.get_attribute("href")
+    assert first == "/rules/" + lib.index.search("遅刻", game="lycee").hits[0].id
+    phone.screenshot(path=str(tmp_path / "offline-search.png"), full_page=True)
+    # The situation lookup too.
+    phone.goto(live_server + "/wizard/lycee?q=" + "遅刻")
+    phone.wait_for_selector("#offline-lookup ol.results a.title")
+    server_first = lib.situations.search("遅刻", game="lycee", limit=8).hits[0].id.split("/")[1]
+    assert phone.locator("#offline-lookup a.title").first.get_attribute("href") == f"/wizard/lycee/{server_first}"
+
+
+class Switchable:
+    """The app on a fixed local port that can be cut (connections refused) and brought back: the network
+    as a phone at the venue sees it. Playwright's offline mode alone does not stop the requests a service
+    worker passes through."""
+
+    def __init__(self, app):
+        import socket
+
+        self.app = app
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.server = None
+        self.start()
+
+    def start(self):
+        import threading
+
+        from werkzeug.serving import make_server
+
+        self.server = make_server("127.0.0.1", self.port, self.app, threaded=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(timeout=5)
+
+
+@pytest.fixture
+def switchable(app):
+    s = Switchable(app)
+    yield s
+    if s.server is not None:
+        s.stop()
+
+
+def cut(phone, server):
+    phone.context.set_offline(True)
+    server.stop()
+
+
+def restore(phone, server):
+    server.start()
+    phone.context.set_offline(False)
+
+
+def make_event(phone, base: str, players: list[tuple[str, str]]) -> int:
+    phone.goto(base + "/events/new")
+    phone.fill("input[name=name]", "電波のない大会")
+    phone.select_option("select[name=game]", "lycee")
+    phone.fill("input[name=date]", "2026-12-01")
+    phone.fill("input[name=organizer]", "主催")
+    phone.fill("input[name=passcode]", "offline-pass")
+    phone.click("form.stack button[type=submit]")
+    phone.wait_for_selector("text=を作りました")
+    phone.click("text=選手を登録する")
+    event_id = int(re.search(r"/events/(\d+)/", phone.url).group(1))
+    for number, name in players:
+        phone.fill("input[name=number]", number)
+        phone.fill("input[name=name]", name)
+        phone.click("form.stack button[type=submit] >> nth=0")
+        phone.wait_for_selector("text=人を登録しました")
+    return event_id
+
+
+def penalties(app) -> list:
+    from sqlalchemy import select
+
+    from judgeapp.events.models import Penalty
+
+    with app.extensions["judgeapp.db"].reader() as s:
+        return list(s.scalars(select(Penalty)))
+
+
+def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
+    live_server = switchable.url
+    event_id = make_event(phone, live_server, [("001", "山田太郎")])
+    phone.goto(live_server + f"/events/{event_id}")
+    phone.evaluate("navigator.serviceWorker.ready")
+    wait_ready(phone)
+    player_id = penalties and app.extensions["judgeapp.db"]
+    from sqlalchemy import select
+
+    from judgeapp.events.models import Player
+
+    with player_id.reader() as s:
+        pid = s.scalars(select(Player)).one().id
+    record_url = f"/events/{event_id}/record?player={pid}"
+    phone.wait_for_function(f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}'))"
+                            ".then(r => !!r)", timeout=60_000, polling=500)
+    cut(phone, switchable)
+    phone.goto(live_server + record_url)
+    phone.fill("input[name=round]", "2")
+    phone.select_option("select[name=level]", index=1)
+    phone.fill("textarea[name=facts]", "開始から 7 分後に着席")
+    phone.click("button[value=preview]")
+    phone.click("button[name=action][value=confirm]")
+    phone.wait_for_selector("#record-queue >> text=未送信")
+    phone.screenshot(path=str(tmp_path / "queued.png"), full_page=True)
+    # A closed tab loses nothing: the record is still there on the next (offline) page.
+    phone.goto(live_server + "/")
+    assert "未送信" in phone.locator("#record-queue").inner_text()
+    assert penalties(app) == []
+    restore(phone, switchable)
+    phone.wait_for_function("!document.getElementById('record-queue')", timeout=30_000)
+    assert len(penalties(app)) == 1
+    phone.reload()
+    phone.wait_for_load_state()
+    phone.wait_for_timeout(500)
+    assert len(penalties(app)) == 1
+    assert penalties(app)[0].facts == "開始から 7 分後に着席"
+    # A record the server refuses when it lands is shown with the reason and kept.
+    cut(phone, switchable)
+    phone.goto(live_server + record_url)
+    phone.fill("input[name=round]", "99")
+    phone.select_option("select[name=level]", index=1)
+    phone.fill("textarea[name=facts]", "存在しないラウンド")
+    phone.click("button[value=preview]")
+    phone.click("button[name=action][value=confirm]")
+    phone.wait_for_selector("#record-queue >> text=未送信")
+    restore(phone, switchable)
+    phone.goto(live_server + "/")
+    phone.wait_for_selector("#record-queue >> text=送信できませんでした")
+    assert "ラウンド" in phone.locator("#record-queue [role=alert]").inner_text()
+    phone.reload()
+    assert "存在しないラウンド" in phone.locator("#record-queue").inner_text()
+    assert len(penalties(app)) == 1
+
+
+def luminance(rgb: str) -> float:
+    vals = [int(x) / 255 for x in re.findall(r"\d+", rgb)[:3]]
+    lin = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in vals]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def contrast(a: str, b: str) -> float:
+    la, lb = sorted([luminance(a), luminance(b)], reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+COLORS = """() => { const bg = getComputedStyle(document.body).backgroundColor;
+  const pick = s => { const e = document.querySelector(s); return e ? getComputedStyle(e).color : null; };
+  return {bg, fg: getComputedStyle(document.body).color, link: pick('main a'), muted: pick('footer'),
+          button: pick('main button'), buttonBg: (document.querySelector('main button') ?
+            getComputedStyle(document.querySelector('main button')).backgroundColor : null)}; }"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_dark_mode_follows_the_phone_and_the_toggle_is_remembered(chromium, live_server, scheme, tmp_path):
+    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, locale="ja-JP",
+                                   color_scheme=scheme)
+    page = context.new_page()
+    page.goto(live_server + "/")
+    c = page.evaluate(COLORS)
+    dark = luminance(c["bg"]) < 0.1
+    assert dark == (scheme == "dark")
+    for key in ("fg", "link", "muted"):
+        assert contrast(c[key], c["bg"]) >= 4.5, (key, c)
+    assert contrast(c["button"], c["buttonBg"]) >= 4.5
+    page.screenshot(path=str(tmp_path / f"home-{scheme}.png"))
+    page.click("#theme-toggle")
+    page.reload()
+    c2 = page.evaluate(COLORS)
+    assert (luminance(c2["bg"]) < 0.1) != dark  # the other theme, remembered across a reload
+    for key in ("fg", "link", "muted"):
+        assert contrast(c2[key], c2["bg"]) >= 4.5, (key, c2)
+    context.close()
+
+
+def test_compression_and_caching_headers_in_the_browser(phone, live_server):
+    seen = {}
+    phone.on("response", lambda r: seen.setdefault(r.url.replace(live_server, ""), r))
+    phone.goto(live_server + "/rules/lycee/guideline/tardiness")
+    page = seen["/rules/lycee/guideline/tardiness"].all_headers()
+    assert page["content-encoding"] in ("br", "gzip")
+    assert "no-cache" in page["cache-control"] and page.get("etag")
+    css = next(r for u, r in seen.items() if re.fullmatch(r"/static/app\.[0-9a-f]{12}\.css", u)).all_headers()
+    assert css["content-encoding"] in ("br", "gzip")
+    assert "max-age=31536000" in css["cache-control"] and "immutable" in css["cache-control"]
+    # A revisit revalidates the page with its ETag and gets a 304 (checked without the worker in between).
+    status = phone.evaluate("""async () => { const r = await fetch(location.href, {cache: 'no-store'});
+        const r2 = await fetch(location.href, {headers: {'If-None-Match': r.headers.get('ETag')}, cache: 'no-store'});
+        return r2.status; }""")
+    assert status == 304
+    fav = phone.request.get(live_server + "/favicon.ico")
+    assert fav.status == 200 and fav.headers["content-type"] == "image/png"
+
+
+PAGES = ["/", "/search?q=遅刻", "/rules/lycee/guideline/tardiness", "/wizard/lycee/late-seat", "/decks"]
+
+
+def test_tap_targets_and_axe(app, phone, live_server):
+    event_id = make_event(phone, live_server, [("001", "山田太郎")])
+    pages = PAGES + [f"/events/{event_id}", f"/events/{event_id}/players/1"]
+    axe = AXE.read_text(encoding="utf-8")
+    for url in pages:
+        phone.goto(live_server + url)
+        small = phone.evaluate("""() => [...document.querySelectorAll('a[href], button, input, select, summary')]
+            .filter(e => e.offsetParent !== null && !e.closest('.body p, .body li, .body td, p.snippet, footer, .skip'))
+            .filter(e => e.type !== 'hidden' && e.getBoundingClientRect().height < 44)
+            .map(e => e.outerHTML.slice(0, 80))""")
+        assert not small, (url, small[:5])
+        phone.add_script_tag(content=axe)
+        found = phone.evaluate("""() => axe.run(document, {resultTypes: ['violations']}).then(r =>
+            r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
+             .map(v => v.id + ': ' + v.nodes.slice(0, 2).map(n => n.target.join(' ')).join(', ')))""")
+        assert not found, (url, found)

@@ -1,0 +1,128 @@
+"""The offline app's server side, without a browser: the precache list, the wizard's normalised URLs, the
+compact index export, the manifest, compression and caching headers, and the deck check's explicit game."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qsl
+
+import pytest
+from markupsafe import escape
+
+
+def precached(client) -> list[str]:
+    return client.get("/offline/precache.json").get_json()["urls"]
+
+
+def test_precache_holds_every_section_document_and_wizard_outcome(client, library):
+    urls = set(precached(client))
+    assert {s.url for s in library.corpus.sections.values()} <= urls
+    assert {d.url for g in library.corpus.games.values() for d in g.documents} <= urls
+    for game, policy in library.policies.games.items():
+        for inf in policy.infractions:
+            assert f"/wizard/{game}/{inf}" in urls
+        reached = {a.outcome for n in policy.nodes.values() for a in n.answers if a.outcome}
+        with_path = {u.split("?")[0].rsplit("/", 1)[1] for u in urls if u.startswith(f"/wizard/{game}/") and "?" in u}
+        assert reached <= with_path
+    assert "/" in urls and "/training" in urls and "/decks" in urls and "/offline/search.json" in urls
+
+
+def test_every_link_on_a_kept_wizard_page_leads_to_a_kept_page(client):
+    """Tapping through the wizard offline never lands on a page that was not kept: every answer link of every
+    kept step page is itself in the list (the links are already in the normalised form)."""
+    urls = set(precached(client))
+    steps = [u for u in urls if re.fullmatch(r"/wizard/[\w-]+(\?.*)?", u)]
+    assert steps
+    for url in steps:
+        html = client.get(url).get_data(as_text=True)
+        answers = re.search(r'<ul class="choices answers">(.*?)</ul>', html, re.S).group(1)
+        for href in re.findall(r'href="([^"]+)"', answers):
+            href = href.replace("&amp;", "&")
+            assert href in urls, (url, href)
+
+
+def test_answers_in_any_order_show_the_same_page(client):
+    urls = [u for u in precached(client) if u.startswith("/wizard/lycee/") and "?" in u]
+    url = max(urls, key=lambda u: u.count("&"))
+    path, query = url.split("?")
+    shuffled = "&".join(f"{k}={v}" for k, v in reversed(parse_qsl(query))) + "&utm_source=x"
+    a = client.get(url).get_data(as_text=True)
+    b = client.get(f"{path}?{shuffled}").get_data(as_text=True)
+    title = re.search(r"<h1>(.*?)</h1>", a).group(1)
+    assert title == re.search(r"<h1>(.*?)</h1>", b).group(1)
+
+
+def test_index_export_is_compact_and_from_the_corpus(client, library):
+    resp = client.get("/offline/search.json", headers={"Accept-Encoding": "br, gzip"})
+    assert resp.status_code == 200 and resp.headers["Content-Encoding"] in ("br", "gzip")
+    assert len(resp.data) < 200_000
+    data = client.get("/offline/search.json").get_json()
+    assert {d["id"] for d in data["docs"]} == set(library.corpus.sections)
+    doc = next(d for d in data["docs"] if d["id"] == "lycee/guideline/tardiness")
+    assert "遅刻" in {data["vocab"][i] for i in doc["w"] + doc["t"]}
+    assert any("スマホ" in e["keys"] for e in data["synonyms"])
+    sit = client.get("/offline/situations.json").get_json()
+    assert {d["id"] for d in sit["docs"]} == {f"{g}/{i}" for g, p in library.policies.games.items()
+                                               for i in p.infractions}
+
+
+def test_manifest_and_worker(client):
+    m = client.get("/manifest.webmanifest").get_json()
+    assert m["display"] == "standalone" and m["scope"] == "/" and m["theme_color"]
+    sizes = {i["sizes"] for i in m["icons"]}
+    assert "192x192" in sizes and "512x512" in sizes
+    for icon in m["icons"]:
+        png = client.get(icon["src"])
+        assert png.status_code == 200 and png.data[:8] == b"\x89PNG\r\n\x1a\n"
+        w, h = int.from_bytes(png.data[16:20], "big"), int.from_bytes(png.data[20:24], "big")
+        assert f"{w}x{h}" == icon["sizes"]
+    assert '<link rel="manifest" href="/manifest.webmanifest">' in client.get("/").get_data(as_text=True)
+    sw = client.get("/sw.js")
+    assert sw.status_code == 200 and sw.mimetype == "text/javascript" and sw.headers["Cache-Control"] == "no-cache"
+    assert client.application.extensions["judgeapp.library"].corpus.version in sw.get_data(as_text=True)
+
+
+@pytest.mark.parametrize("url", ["/", "/rules/tcg-taikai/floor-rules/6b-iii", "/search?q=遅刻", "/wizard/lycee"])
+def test_pages_compressed_with_etag_and_304(client, url):
+    resp = client.get(url, headers={"Accept-Encoding": "br, gzip"})
+    assert resp.headers["Content-Encoding"] in ("br", "gzip") and "no-cache" in resp.headers["Cache-Control"]
+    etag = resp.headers["ETag"]
+    again = client.get(url, headers={"Accept-Encoding": "br, gzip", "If-None-Match": etag})
+    assert again.status_code == 304 and again.data == b""
+
+
+def test_static_files_hashed_and_cached_for_a_year(client):
+    html = client.get("/").get_data(as_text=True)
+    refs = re.findall(r'(?:src|href)="(/static/[^"]+)"', html)
+    assert any(r.endswith(".css") for r in refs) and any(r.endswith(".js") for r in refs)
+    for ref in refs:
+        resp = client.get(ref, headers={"Accept-Encoding": "gzip"})
+        assert resp.status_code == 200
+        assert resp.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert client.get("/static/app.000000000000.css").status_code == 404
+    fav = client.get("/favicon.ico")
+    assert fav.status_code == 200 and fav.mimetype == "image/png"
+
+
+def test_deck_check_asks_for_the_game_and_names_it(app, client):
+    app.config["WTF_CSRF_ENABLED"] = False
+    client.set_cookie("game", "lycee")  # the last game viewed is not taken as the deck's game
+    html = client.get("/decks").get_data(as_text=True)
+    assert re.search(r'<option value=""[^>]* selected disabled>選んでください', html)
+    resp = client.post("/decks", data={"deck": "4 無双竜機ボルバルザーク\n36 カード"})
+    assert resp.status_code == 400 and "ゲームを選んでください" in resp.get_data(as_text=True)
+    html = client.post("/decks", data={"game": "dm-senshu", "deck": "4 無双竜機ボルバルザーク\n36 カード"}
+                       ).get_data(as_text=True)
+    verdict = re.search(r'<section class="verdict[^"]*" id="verdict">(.*?)</section>', html, re.S).group(1)
+    assert "デュエル・マスターズ" in verdict and "問題あり" in verdict
+    assert "確認したこと" in html and "確認していないこと" in html
+
+
+def test_section_defects_once_per_document(client, library):
+    doc = next(d for g in library.corpus.games.values() for d in g.documents if d.meta.defects)
+    sec = library.corpus.sections[doc.sections[-1]]
+    doc_html = client.get(doc.url).get_data(as_text=True)
+    sec_html = client.get(sec.url).get_data(as_text=True)
+    first = str(escape(doc.meta.defects[0]))
+    assert first in doc_html and "<details" in doc_html
+    assert first not in sec_html and f'href="{doc.url}"' in sec_html
