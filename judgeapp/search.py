@@ -34,11 +34,12 @@ from whoosh import scoring
 from whoosh.analysis import SpaceSeparatedTokenizer
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
 
-from .textnorm import clean_query, fold, is_kana, squash, squash_map, to_katakana
+from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton, latin_consonants,
+                       section_number_keys, spelled_letters, squash, squash_map, to_katakana)
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "4"
+ANALYZER_VERSION = "5"
 
 
 def _analysis_version() -> str:
@@ -66,12 +67,24 @@ SCHEMA = Schema(
     words=TEXT(analyzer=_space, phrase=False),
     reading=TEXT(analyzer=_space, phrase=False),
     grams=TEXT(analyzer=_space, phrase=False),
+    syn=TEXT(analyzer=_space, phrase=False),
     title_text=STORED,
     doc_title=STORED,
     text=STORED,
 )
 
 FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
+# How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
+WEIGHT = {
+    "number": 40.0,     # the section number, however written
+    "all": 1.0,         # every word of the query in the section (added to "any")
+    "any": 1.0,         # each word found
+    "synonym": 0.35,    # a word of the same SudachiPy synonym group
+    "fuzzy": 0.5,       # a katakana word within one edit, a Latin name from its kana reading
+    "phrase": 0.6,      # a phrase of rules_corpus/synonyms.yaml
+    "grams": 0.4,       # every character pair of the query (card names, abbreviations)
+    "some_grams": 0.05, # some character pairs
+}
 
 
 @dataclass
@@ -120,6 +133,7 @@ class Word:
     forms: tuple[str, ...]
     reading: str
     parts: tuple[str, ...]  # short-unit forms when the long unit splits
+    synonyms: tuple[int, ...] = ()  # SudachiPy synonym group ids (of the word, or of its short units)
 
 
 class Analyzer:
@@ -146,12 +160,11 @@ class Analyzer:
     def _word(self, m) -> Word:
         surface = m.surface()
         forms = dict.fromkeys(f for f in (fold(m.normalized_form()), fold(surface), fold(m.dictionary_form())) if f.strip())
-        parts = tuple(
-            fold(p.normalized_form()) for p in m.split(self._split_a)
-            if p.part_of_speech()[0] not in _DROP_POS
-        )
+        short = [p for p in m.split(self._split_a) if p.part_of_speech()[0] not in _DROP_POS]
+        parts = tuple(fold(p.normalized_form()) for p in short)
+        groups = tuple(m.synonym_group_ids()) or tuple(g for p in short for g in p.synonym_group_ids())
         return Word(surface=surface, forms=tuple(forms), reading=fold(m.reading_form()),
-                    parts=parts if len(parts) > 1 else ())
+                    parts=parts if len(parts) > 1 else (), synonyms=tuple(dict.fromkeys(groups)))
 
 
 _analyzer: Analyzer | None = None
@@ -168,14 +181,12 @@ def analyzer() -> Analyzer:
 
 
 def number_keys(anchor: str) -> list[str]:
-    """How judges type a section's number: 6b-iii / 6biii, 301, 第9章 / 9章 / ch9."""
+    """A section's number as one key for every way of writing it (`textnorm.section_number_keys`):
+    6b-iii, ch10 (第10章), ch7-1 (第7章Ⅰ), 301."""
     anchor = anchor.lower()
-    if re.fullmatch(r"\d+[a-z]?(-[ivx]+)?", anchor):
-        return sorted({anchor, anchor.replace("-", "")})
-    m = re.fullmatch(r"ch(\d+)", anchor)
-    if m:
-        n = m.group(1)
-        return [f"ch{n}", f"第{n}章", f"{n}章"]
+    if re.fullmatch(r"\d+[a-z]?(-[ivx]+)?", anchor) or re.fullmatch(r"ch\d+(-\d+)?", anchor):
+        keys = section_number_keys(anchor.removeprefix("ch"))
+        return keys[:1]
     return []
 
 
@@ -200,7 +211,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     ix = whoosh_index.create_in(str(tmp), SCHEMA)
-    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}}
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
     an = analyzer()
     count = 0
     writer = ix.writer(limitmb=256)
@@ -213,12 +224,15 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 for f in w.forms + w.parts:
                     lexicon["words"].setdefault(f, set()).add(surface)
                 lexicon["reading"].setdefault(w.reading, set()).add(surface)
+                for g in w.synonyms:
+                    lexicon["syn"].setdefault(str(g), set()).add(surface)
 
             def terms(ws: list[Word]) -> str:
                 return " ".join(t for w in ws for t in w.forms + w.parts)
 
             writer.add_document(
                 id=d.id, game=d.game, doc=d.doc, number=" ".join(number_keys(d.anchor)),
+                syn=" ".join(str(g) for w in body_words + title_words for g in w.synonyms),
                 title=terms(title_words), words=terms(body_words),
                 reading=" ".join(w.reading for w in body_words + title_words),
                 grams=" ".join(_bigrams(d.title) + _bigrams(d.text)),
@@ -427,6 +441,15 @@ class _Evaluator:
 # --- searching -----------------------------------------------------------------------------------------
 
 
+@dataclass
+class QueryWord:
+    """One word of a judge's query, analysed once: what it is matched by."""
+
+    word: Word
+    kana: bool  # typed in kana (its reading is matched too)
+    chunk: str = ""  # the run of kana it is, when the whole run is matched as one word
+
+
 class SearchIndex:
     """An opened index: `search()` is safe to call from many threads."""
 
@@ -441,51 +464,126 @@ class SearchIndex:
         self.max_reading = max((len(r) for r in self.readings), default=1)
         self.synonyms = synonyms or []
         self.analyzer = analyzer()
-        # Each entry with its keys' dictionary forms, longest key first.
-        self._synonym_entries = []
-        self._synonym_readings: list[tuple[str, list[str]]] = []
-        for keys, means in self.synonyms:
-            keys = sorted(keys, key=len, reverse=True)
-            self._synonym_entries.append(
-                ([squash(k) for k in keys], [[w.forms[0] for w in self.analyzer.words(k)] for k in keys], means))
-            # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
-            for k in keys:
-                reading = "".join(w.reading for w in self.analyzer.words(k))
-                if len(reading) >= 3:
-                    self._synonym_readings.append((reading, means))
-
+        self._analysed: dict[str, list[Word]] = {}
+        self._index_synonyms()
+        self._index_spellings()
         self._evaluator = _Evaluator(self.ix)
+        # Each section folded once, for the snippets.
+        self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
 
+    def _words(self, text: str) -> list[Word]:
+        """The analysis of a short text, kept (synonym keys and phrases are analysed once)."""
+        hit = self._analysed.get(text)
+        if hit is None:
+            hit = self._analysed[text] = self.analyzer.words(text)
+        return hit
+
+    def _index_synonyms(self) -> None:
+        """The synonym list's keys, indexed: by their squashed spelling and by their first word's form."""
+        self._synonym_by_key: dict[str, list[int]] = {}
+        self._synonym_by_lemma: dict[str, list[tuple[list[str], int]]] = {}
+        self._synonym_by_reading: dict[str, list[int]] = {}
+        self._phrases: list[list[list[Word]]] = []
+        for i, (keys, means) in enumerate(self.synonyms):
+            self._phrases.append([self._words(m) for m in means])
+            for k in keys:
+                key = squash(k)
+                if key:
+                    self._synonym_by_key.setdefault(key, []).append(i)
+                lemmas = [w.forms[0] for w in self._words(k)]
+                if lemmas:
+                    self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
+                # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
+                reading = "".join(w.reading for w in self._words(k))
+                if len(reading) >= 3:
+                    self._synonym_by_reading.setdefault(reading, []).append(i)
+        self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
+
+    def _index_spellings(self) -> None:
+        """What loose spellings may stand for, derived from the corpus's own words and readings."""
+        self._skeletons: dict[str, list[str]] = {}  # kana skeleton → corpus readings
+        for r in self.readings:
+            if len(r) >= 3 and is_kana(r):
+                self._skeletons.setdefault(kana_skeleton(r), []).append(r)
+        self._skeleton_deletes: dict[str, list[str]] = {}
+        for sk in self._skeletons:
+            if len(sk) >= 4:
+                for d in deletions(sk):
+                    self._skeleton_deletes.setdefault(d, []).append(sk)
+        # Latin names by the consonants of their reading, and acronyms by their letters' names.
+        self._latin: dict[str, list[str]] = {}
+        self._letters: dict[str, list[str]] = {}
+        for form in self.lexicon["words"]:
+            if form.isascii() and form.isalpha() and len(form) >= 2:
+                if len(form) >= 4:
+                    cons = latin_consonants(form)
+                    if len(cons) >= 2:
+                        self._latin.setdefault(cons, []).append(form)
+                if len(form) <= 5:
+                    self._letters.setdefault(spelled_letters(form), []).append(form)
+
     # query building
 
-    def _word_query(self, w: Word, mode: str = "and") -> Q.Query:
+    def analyse(self, text: str) -> list[QueryWord]:
+        """The query's content words, analysed once (a run of kana is also kept whole)."""
+        out: list[QueryWord] = []
+        for chunk in text.split():
+            words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
+            if is_kana(chunk):
+                k = fold(to_katakana(chunk))
+                whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
+                whole.synonyms = tuple(g for w in words for g in w.synonyms) if len(words) == 1 else ()
+                out.append(QueryWord(whole, kana=True, chunk=chunk))
+            else:
+                out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
+        return out[:24]
+
+    def _spellings(self, k: str) -> list[str]:
+        """Corpus readings a katakana spelling may stand for when the corpus does not have it as written."""
+        if k in self.readings or len(k) < 3:
+            return []
+        sk = kana_skeleton(k)
+        found = list(self._skeletons.get(sk, ()))
+        if len(sk) >= 4:
+            for cand in [sk, *deletions(sk)]:
+                for near in self._skeleton_deletes.get(cand, ()):
+                    found.extend(self._skeletons[near])
+                if cand != sk:
+                    found.extend(self._skeletons.get(cand, ()))
+        return list(dict.fromkeys(found))[:8]
+
+    def _latin_names(self, k: str) -> list[str]:
+        """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
+        out = list(self._letters.get(squash(k), ()))
+        cons = kana_consonants(k)
+        if len(cons) >= 2:
+            out += self._latin.get(cons, ())
+        return out
+
+    def _word_query(self, qw: QueryWord, mode: str = "and") -> Q.Query:
+        w = qw.word
         alts: list[Q.Query] = []
         for f in w.forms:
             alts.append(Q.Term("words", f, boost=FIELD_BOOST["words"]))
             alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
+        if qw.kana:
+            alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
+        if qw.chunk:
+            pieces = self._segment_reading(w.reading)
+            if len(pieces) > 1:
+                alts.append(Q.And([Q.Term("reading", p, boost=FIELD_BOOST["reading"]) for p in pieces]))
         if w.parts:
             parts = [Q.Term("words", p) for p in w.parts]
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
-        if is_kana(w.surface):
-            alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
-        return Q.Or(alts)
-
-    def _kana_chunk_query(self, chunk: str) -> Q.Query | None:
-        """A run of kana: the whole run as a word or a reading, or split into known readings."""
-        k = fold(to_katakana(chunk))
-        alts: list[Q.Query] = [
-            Q.Term("words", k, boost=FIELD_BOOST["words"]),
-            Q.Term("title", k, boost=FIELD_BOOST["title"]),
-            Q.Term("reading", k, boost=FIELD_BOOST["reading"]),
-        ]
-        pieces = self._segment_reading(k)
-        if pieces and len(pieces) > 1:
-            alts.append(Q.And([Q.Term("reading", p, boost=FIELD_BOOST["reading"]) for p in pieces]))
-        words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
-        if words:
-            alts.append(Q.And([self._word_query(w) for w in words]))
+        for g in w.synonyms:
+            alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
+        if qw.kana or is_kana(w.surface):
+            for r in self._spellings(w.reading):
+                alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
+            for name in self._latin_names(w.reading):
+                alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
@@ -503,66 +601,62 @@ class SearchIndex:
         return pieces if covered >= 0.7 * len(k) else []
 
     def _text_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
-        parts: list[Q.Query] = []
-        for chunk in text.split():
-            if is_kana(chunk):
-                q = self._kana_chunk_query(chunk)
-                if q is not None:
-                    parts.append(q)
-                continue
-            words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
-            parts.extend(self._word_query(w, mode) for w in words)
+        """The words of a text, all of them (`and`) or any (`or`)."""
+        parts = [self._word_query(qw, mode) for qw in self.analyse(text)]
         if not parts:
             return None
-        parts = parts[:24]
         return Q.And(parts, boost=boost) if mode == "and" else Q.Or(parts, boost=boost)
 
-    def _synonym_texts(self, text: str) -> list[str]:
-        """The query again with each judge's word replaced by the phrases the texts use for it.
-
-        A judge's word is found as typed (ignoring width, kana, dots) or by its dictionary form
-        (投げた finds the entry for 投げる). For each word found: its phrases with the rest of the query,
-        its phrases alone; and, when several are found, all replaced at once.
-        """
-        s, where = squash_map(text)
-        words = self.analyzer.words(text)
-        lemmas = [w.forms[0] for w in words]
-        found: list[tuple[list[str], str]] = []  # (phrases, rest of the query)
-        for keys, key_lemmas, means in self._synonym_entries:
-            rest = None
-            for key, kl in zip(keys, key_lemmas):
-                at = s.find(key) if key else -1
-                if at >= 0 and not (key.isascii() and re.search(
-                        rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", s) is None):
-                    a, b = where[at], where[at + len(key) - 1] + 1
-                    rest = f"{text[:a]} {text[b:]}"
-                    break
-                for i in range(len(lemmas) - len(kl) + 1) if kl else ():
-                    if lemmas[i : i + len(kl)] == kl:
-                        rest = " ".join(w.surface for j, w in enumerate(words) if not i <= j < i + len(kl))
-                        break
-                if rest is not None:
-                    break
-            if rest is not None:
-                rest = "" if is_kana(rest.replace(" ", "")) else rest.strip()
-                found.append((means, rest))
+    def synonym_entries(self, text: str, words: list[QueryWord] | None = None) -> list[int]:
+        """The synonym list's entries whose judge's word is in the query: as typed (ignoring width, kana,
+        dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
+        s, _ = squash_map(text)
+        found: list[int] = []
+        for i in range(len(s)):
+            for j in range(i + 1, min(len(s), i + self._max_key) + 1):
+                for e in self._synonym_by_key.get(s[i:j], ()):
+                    key = s[i:j]
+                    if key.isascii() and (s[i - 1 : i].isascii() and s[i - 1 : i].isalnum()
+                                          or s[j : j + 1].isascii() and s[j : j + 1].isalnum()):
+                        continue  # an ASCII key inside a longer ASCII word (ID in slide)
+                    found.append(e)
+        lemmas = [qw.word.forms[0] for qw in (words if words is not None else self.analyse(text))]
+        for i, lemma in enumerate(lemmas):
+            for kl, e in self._synonym_by_lemma.get(lemma, ()):
+                if lemmas[i : i + len(kl)] == kl:
+                    found.append(e)
         if not found and is_kana(s):
             spoken = to_katakana(s)
-            found.extend((means, "") for reading, means in self._synonym_readings if reading in spoken)
-        out: list[str] = []
-        for means, rest in found:
-            out.extend(f"{m} {rest}".strip() for m in means)
-            if rest:
-                out.extend(means)
-        if len(found) > 1:
-            out.append(" ".join(means[0] for means, _ in found))
-        return list(dict.fromkeys(out))[:16]
+            found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
+        return list(dict.fromkeys(found))
 
-    def _gram_query(self, text: str) -> Q.Query | None:
-        grams = _bigrams(text)
-        if not grams:
-            return None
-        return Q.And([Q.Term("grams", g) for g in dict.fromkeys(grams)])
+    def query(self, text: str, words: list[QueryWord] | None = None) -> Q.Query | None:
+        """The whole query as one Whoosh query: every signal at once, each with its weight (`WEIGHT`).
+
+        The section number as written; every word (all, and each); the synonym list's phrases for the
+        judges' words in it; the query's character pairs (all, and some). A section that has every word
+        scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
+        """
+        words = self.analyse(text) if words is None else words
+        signals: list[Q.Query] = []
+        keys = section_number_keys(text) if len(squash(text)) <= 16 else []
+        signals += [Q.Term("number", k, boost=WEIGHT["number"]) for k in keys]
+        word_queries = [self._word_query(qw) for qw in words]
+        if len(word_queries) > 1:
+            signals.append(Q.And(word_queries, boost=WEIGHT["all"]))
+        if word_queries:
+            signals.append(Q.Or([self._word_query(qw, "or") for qw in words], boost=WEIGHT["any"]))
+        for e in self.synonym_entries(text, words):
+            for phrase in self._phrases[e]:
+                terms = [self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in _QUERY_STOP]
+                if terms:
+                    signals.append(Q.And(terms, boost=WEIGHT["phrase"]))
+        grams = list(dict.fromkeys(_bigrams(text)))[:32]
+        if len(squash(text)) >= 2 and grams:
+            signals.append(Q.And([Q.Term("grams", g) for g in grams], boost=WEIGHT["grams"]))
+            if len(grams) > 1:
+                signals.append(Q.Or([Q.Term("grams", g) for g in grams], boost=WEIGHT["some_grams"]))
+        return Q.Or(signals) if signals else None
 
     # running
 
@@ -585,63 +679,32 @@ class SearchIndex:
     def search_uncached(self, query: str, game: str | None = None, limit: int = 10) -> Results:
         """Sections matching a judge's query, best first; never raises on what a user typed.
 
-        Tiers, in order: the section number as typed; the words (all of them, with the synonym list's
-        phrases as weaker alternatives; any of them when all find nothing); the query as a character string.
-        """
+        One query with every signal at once (`query()`), evaluated once over the index."""
         text = clean_query(query)
         limit = max(1, min(int(limit), 100))
         if not text:
             return Results(query=text, total=0, hits=[])
+        q = self.query(text)
+        if q is None:
+            return Results(query=text, total=0, hits=[])
         ev = self._evaluator
-        flt = Q.Term("game", game) if game else None
-        found: dict[int, tuple[dict, float, set[tuple[str, str]]]] = {}
-        matching: set[int] = set()  # every matching section, for the total
-
-        def run(q: Q.Query | None, n: int, check=None, extra_terms=()) -> None:
-            if q is None:
-                return
-            if flt is not None:
-                q = Q.Require(q, flt)
-            scores, mask = ev.evaluate(q)
-            if check is None:
-                matching.update(np.flatnonzero(mask).tolist())
-            for docnum in ev.top(scores, mask, n if check is None else n):
-                fields = ev.stored[docnum]
-                if check and not check(fields):
-                    continue
-                matching.add(docnum)
-                if docnum not in found:
-                    terms = ev.matched_terms(q, docnum) or set()
-                    terms = {(f, t) for f, t in terms if f != "game"}
-                    found[docnum] = (fields, float(scores[docnum]), terms | set(extra_terms))
-
-        key = squash(text)
-        if len(key) <= 12:
-            run(Q.Term("number", key), limit)
-        numbered = len(found)
-        alternatives = [self._text_query(text)] + [self._text_query(t, boost=0.4) for t in self._synonym_texts(text)]
-        alternatives = [q for q in alternatives if q is not None]
-        if alternatives:
-            run(Q.Or(alternatives), limit)
-        if len(found) == numbered:
-            run(self._text_query(text, mode="or"), limit)
+        if game:
+            q = Q.Require(q, Q.Term("game", game))
+        scores, mask = ev.evaluate(q)
+        # Character pairs alone are a weak signal: a section found by them only must hold the query as written.
         needle = squash(text)
-        if len(found) < limit and len(needle) >= 2:
-            def contiguous(fields) -> bool:
-                return needle in squash(fields["title_text"]) or needle in squash(fields["text"])
-            run(self._gram_query(text), max(limit * 3, 30), check=contiguous, extra_terms=[("needle", needle)])
         hits: list[Hit] = []
-        ranked = list(found.values())[:limit]
-        top = max((score for _, score, _ in ranked[numbered:]), default=0.0)
-        previous = float("inf")
-        for i, (f, score, terms) in enumerate(ranked):
-            # Scores follow the order: a number match ranks above every word match.
-            score = min(top + 1.0 if i < numbered else score, previous)
-            previous = score
+        short = len(needle) <= 1
+        for docnum in ev.top(scores, mask, limit):
+            f = ev.stored[docnum]
+            terms = {(fl, t) for fl, t in (ev.matched_terms(q, docnum) or set()) if fl != "game"}
+            if any(fl == "grams" for fl, _ in terms) and len(needle) >= 2:
+                terms.add(("needle", needle))
             hits.append(Hit(id=f["id"], game=f["game"], doc=f["doc"], title=f["title_text"],
-                            doc_title=f["doc_title"], score=round(score, 3),
-                            snippet=self._snippet(f["text"] or f["title_text"], terms, short=len(needle) <= 1)))
-        return Results(query=text, total=max(len(matching), len(hits)), hits=hits)
+                            doc_title=f["doc_title"], score=round(float(scores[docnum]), 3),
+                            snippet=self._snippet(f["text"] or f["title_text"], terms, short=short,
+                                                  folded=self._folded[docnum])))
+        return Results(query=text, total=int(mask.sum()), hits=hits)
 
     # snippets
 
@@ -651,14 +714,15 @@ class SearchIndex:
             if field in ("words", "title"):
                 out.add(term)
                 out.update(self.lexicon["words"].get(term, ()))
-            elif field == "reading":
-                out.update(self.lexicon["reading"].get(term, ()))
+            elif field in ("reading", "syn"):
+                out.update(self.lexicon.get(field, {}).get(term, ()))
         # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
         return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
 
-    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False) -> str:
+    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False,
+                 folded: str | None = None) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
-        folded = fold(text)
+        folded = fold(text) if folded is None else folded
         patterns = [re.escape(x) for x in self._surfaces(terms, short)]
         patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
         spans: list[tuple[int, int]] = []
