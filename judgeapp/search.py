@@ -600,7 +600,7 @@ class SearchIndex:
                 i += 1
         return pieces if covered >= 0.7 * len(k) else []
 
-    def _text_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
+    def words_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
         """The words of a text, all of them (`and`) or any (`or`)."""
         parts = [self._word_query(qw, mode) for qw in self.analyse(text)]
         if not parts:
