@@ -20,7 +20,7 @@ import os
 import re
 import shutil
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -33,6 +33,7 @@ from whoosh import query as Q
 from whoosh import scoring
 from whoosh.analysis import SpaceSeparatedTokenizer
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
+from whoosh.system import pack_uint
 
 from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton, latin_consonants,
                        section_number_keys, spelled_letters, squash, squash_map, to_katakana)
@@ -58,16 +59,30 @@ _DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
 _QUERY_STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる", "ない", "て", "た")}
 
 _space = SpaceSeparatedTokenizer()
+
+
+class TermsField(TEXT):
+    """A text field given its terms already analysed (a list): counted at once, without Whoosh's tokenizer
+    (the analysis is SudachiPy's, done before). A string is still split on spaces."""
+
+    def index(self, value, **kwargs):
+        if isinstance(value, str):
+            yield from super().index(value, **kwargs)
+            return
+        for term, freq in Counter(value).items():
+            yield term.encode("utf-8"), freq, float(freq), pack_uint(freq)
+
+
 SCHEMA = Schema(
     id=ID(stored=True, unique=True),
     game=ID(stored=True),
     doc=ID(stored=True),
     number=KEYWORD(scorable=False),
-    title=TEXT(analyzer=_space, phrase=False),
-    words=TEXT(analyzer=_space, phrase=False),
-    reading=TEXT(analyzer=_space, phrase=False),
-    grams=TEXT(analyzer=_space, phrase=False),
-    syn=TEXT(analyzer=_space, phrase=False),
+    title=TermsField(analyzer=_space, phrase=False),
+    words=TermsField(analyzer=_space, phrase=False),
+    reading=TermsField(analyzer=_space, phrase=False),
+    grams=TermsField(analyzer=_space, phrase=False),
+    syn=TermsField(analyzer=_space, phrase=False),
     title_text=STORED,
     doc_title=STORED,
     text=STORED,
@@ -227,15 +242,15 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 for g in w.synonyms:
                     lexicon["syn"].setdefault(str(g), set()).add(surface)
 
-            def terms(ws: list[Word]) -> str:
-                return " ".join(t for w in ws for t in w.forms + w.parts)
+            def terms(ws: list[Word]) -> list[str]:
+                return [t for w in ws for t in w.forms + w.parts]
 
             writer.add_document(
                 id=d.id, game=d.game, doc=d.doc, number=" ".join(number_keys(d.anchor)),
-                syn=" ".join(str(g) for w in body_words + title_words for g in w.synonyms),
+                syn=[str(g) for w in body_words + title_words for g in w.synonyms],
                 title=terms(title_words), words=terms(body_words),
-                reading=" ".join(w.reading for w in body_words + title_words),
-                grams=" ".join(_bigrams(d.title) + _bigrams(d.text)),
+                reading=[w.reading for w in body_words + title_words],
+                grams=_bigrams(d.title) + _bigrams(d.text),
                 title_text=d.title, doc_title=d.doc_title, text=d.text,
             )
             count += 1
