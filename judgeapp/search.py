@@ -14,6 +14,7 @@ Queries are built in code, never parsed from the user's text, so no input is a s
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import json
 import os
@@ -55,8 +56,13 @@ def _analysis_version() -> str:
     return " ".join(parts)
 
 _DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
-# Words that carry no meaning in a judge's query (normalized forms, folded).
-_QUERY_STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる", "ない", "て", "た")}
+# Words that carry no meaning in a judge's query (normalized forms, folded): light verbs and nouns, and the
+# question words a judge wraps a query in (〜って何, どうすればいい, 〜できない).
+_QUERY_STOP = {fold(w) for w in (
+    "為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる", "ない",
+    "て", "た", "出来る", "何", "如何", "何処", "何時", "誰", "何故", "良い", "いい", "言う", "思う", "分かる", "知る",
+    "教える", "貰う", "呉れる", "欲しい", "下さい", "ちゃう", "って", "です", "ます", "此れ", "其れ", "彼れ",
+)}
 
 _space = SpaceSeparatedTokenizer()
 
@@ -83,6 +89,7 @@ SCHEMA = Schema(
     reading=TermsField(analyzer=_space, phrase=False),
     grams=TermsField(analyzer=_space, phrase=False),
     syn=TermsField(analyzer=_space, phrase=False),
+    title_grams=TermsField(analyzer=_space, phrase=False),
     title_text=STORED,
     doc_title=STORED,
     text=STORED,
@@ -93,6 +100,7 @@ FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
 WEIGHT = {
     "number": 40.0,     # the section number, however written
     "all": 1.0,         # every word of the query in the section (added to "any")
+    "title": 1.0,       # every word of the query in the section's title
     "any": 1.0,         # each word found
     "synonym": 0.35,    # a word of the same SudachiPy synonym group
     "fuzzy": 0.5,       # a katakana word within one edit, a Latin name from its kana reading
@@ -205,6 +213,16 @@ def number_keys(anchor: str) -> list[str]:
     return []
 
 
+def _weighted(q: Q.Query, weight: float) -> Q.Query:
+    """The query with its score multiplied by `weight`. Whoosh ignores the boost of a compound of one
+    query (it runs the child alone), so the weight goes down to the first query that uses it."""
+    while isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) == 1:
+        q = q.subqueries[0]
+    q = copy.copy(q)
+    q.boost = q.boost * weight
+    return q
+
+
 def _contains(ids: np.ndarray, docnum: int) -> bool:
     """Whether a term's (sorted) posting list holds the document."""
     i = int(np.searchsorted(ids, docnum))
@@ -250,7 +268,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 syn=[str(g) for w in body_words + title_words for g in w.synonyms],
                 title=terms(title_words), words=terms(body_words),
                 reading=[w.reading for w in body_words + title_words],
-                grams=_bigrams(d.title) + _bigrams(d.text),
+                grams=_bigrams(d.title) + _bigrams(d.text), title_grams=_bigrams(d.title),
                 title_text=d.title, doc_title=d.doc_title, text=d.text,
             )
             count += 1
@@ -624,11 +642,27 @@ class SearchIndex:
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
         for g in w.synonyms:
             alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
-        if qw.kana or is_kana(w.surface):
+        if (qw.kana or is_kana(w.surface)) and w.reading not in self.readings \
+                and w.forms[0] not in self.lexicon["words"]:
             for r in self._spellings(w.reading):
                 alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(r, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
+        return Q.Or(alts)
+
+    def _title_query(self, qw: QueryWord) -> Q.Query:
+        """The word in the section's title (any of its forms, or its reading when typed in kana)."""
+        w = qw.word
+        alts: list[Q.Query] = [Q.Term("title", f) for f in w.forms]
+        if w.parts:
+            alts.append(Q.And([Q.Term("title", p) for p in w.parts]))
+        grams = _bigrams(w.surface)
+        if len(grams) > 1 or len(w.surface) == 2:  # the title cut otherwise (不戦勝 as 不 + 戦勝)
+            alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(grams)]))
+        if qw.kana:
+            alts += [Q.Term("title", s) for s in self.lexicon["reading"].get(w.reading, ())[:3]]
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
@@ -688,17 +722,18 @@ class SearchIndex:
         signals += [Q.Term("number", k, boost=WEIGHT["number"]) for k in keys]
         word_queries = [self._word_query(qw) for qw in words]
         if len(word_queries) > 1:
-            signals.append(Q.And(word_queries, boost=WEIGHT["all"]))
+            signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
         if word_queries:
-            signals.append(Q.Or([self._word_query(qw, "or") for qw in words], boost=WEIGHT["any"]))
+            signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
+            signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
         for e in self.synonym_entries(text, words):
             for phrase in self._phrases[e]:
                 terms = [self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in _QUERY_STOP]
                 if terms:
-                    signals.append(Q.And(terms, boost=WEIGHT["phrase"]))
+                    signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
         grams = list(dict.fromkeys(_bigrams(text)))[:32]
         if len(squash(text)) >= 2 and grams:
-            signals.append(Q.And([Q.Term("grams", g) for g in grams], boost=WEIGHT["grams"]))
+            signals.append(_weighted(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))
         if not signals:
             return None
         if len(grams) > 1:
