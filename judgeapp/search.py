@@ -14,13 +14,14 @@ Queries are built in code, never parsed from the user's text, so no input is a s
 
 from __future__ import annotations
 
+import copy
 import fcntl
 import json
 import os
 import re
 import shutil
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -33,12 +34,14 @@ from whoosh import query as Q
 from whoosh import scoring
 from whoosh.analysis import SpaceSeparatedTokenizer
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
+from whoosh.system import pack_uint
 
-from .textnorm import clean_query, fold, is_kana, squash, squash_map, to_katakana
+from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton, latin_consonants,
+                       section_number_keys, spelled_letters, squash, squash_map, to_katakana)
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "4"
+ANALYZER_VERSION = "5"
 
 
 def _analysis_version() -> str:
@@ -53,25 +56,58 @@ def _analysis_version() -> str:
     return " ".join(parts)
 
 _DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
-# Words that carry no meaning in a judge's query (normalized forms, folded).
-_QUERY_STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる", "ない", "て", "た")}
+# Words that carry no meaning in a judge's query (normalized forms, folded): light verbs and nouns, and the
+# question words a judge wraps a query in (〜って何, どうすればいい, 〜できない).
+_QUERY_STOP = {fold(w) for w in (
+    "為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる", "ない",
+    "て", "た", "出来る", "何", "如何", "何処", "何時", "誰", "何故", "良い", "いい", "言う", "思う", "分かる", "知る",
+    "教える", "貰う", "呉れる", "欲しい", "下さい", "ちゃう", "って", "です", "ます", "此れ", "其れ", "彼れ",
+)}
 
 _space = SpaceSeparatedTokenizer()
+
+
+class TermsField(TEXT):
+    """A text field given its terms already analysed (a list): counted at once, without Whoosh's tokenizer
+    (the analysis is SudachiPy's, done before). A string is still split on spaces."""
+
+    def index(self, value, **kwargs):
+        if isinstance(value, str):
+            yield from super().index(value, **kwargs)
+            return
+        for term, freq in Counter(value).items():
+            yield term.encode("utf-8"), freq, float(freq), pack_uint(freq)
+
+
 SCHEMA = Schema(
     id=ID(stored=True, unique=True),
     game=ID(stored=True),
     doc=ID(stored=True),
     number=KEYWORD(scorable=False),
-    title=TEXT(analyzer=_space, phrase=False),
-    words=TEXT(analyzer=_space, phrase=False),
-    reading=TEXT(analyzer=_space, phrase=False),
-    grams=TEXT(analyzer=_space, phrase=False),
+    title=TermsField(analyzer=_space, phrase=False),
+    words=TermsField(analyzer=_space, phrase=False),
+    reading=TermsField(analyzer=_space, phrase=False),
+    grams=TermsField(analyzer=_space, phrase=False),
+    syn=TermsField(analyzer=_space, phrase=False),
+    title_grams=TermsField(analyzer=_space, phrase=False),
     title_text=STORED,
     doc_title=STORED,
     text=STORED,
 )
 
 FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
+# How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
+WEIGHT = {
+    "number": 40.0,     # the section number, however written
+    "all": 1.0,         # every word of the query in the section (added to "any")
+    "title": 1.0,       # every word of the query in the section's title
+    "any": 1.0,         # each word found
+    "synonym": 0.35,    # a word of the same SudachiPy synonym group
+    "fuzzy": 0.5,       # a katakana word within one edit, a Latin name from its kana reading
+    "phrase": 0.6,      # a phrase of rules_corpus/synonyms.yaml
+    "grams": 0.4,       # every character pair of the query (card names, abbreviations)
+    "some_grams": 0.05, # some character pairs
+}
 
 
 @dataclass
@@ -120,6 +156,7 @@ class Word:
     forms: tuple[str, ...]
     reading: str
     parts: tuple[str, ...]  # short-unit forms when the long unit splits
+    synonyms: tuple[int, ...] = ()  # SudachiPy synonym group ids (of the word, or of its short units)
 
 
 class Analyzer:
@@ -146,12 +183,11 @@ class Analyzer:
     def _word(self, m) -> Word:
         surface = m.surface()
         forms = dict.fromkeys(f for f in (fold(m.normalized_form()), fold(surface), fold(m.dictionary_form())) if f.strip())
-        parts = tuple(
-            fold(p.normalized_form()) for p in m.split(self._split_a)
-            if p.part_of_speech()[0] not in _DROP_POS
-        )
+        short = [p for p in m.split(self._split_a) if p.part_of_speech()[0] not in _DROP_POS]
+        parts = tuple(fold(p.normalized_form()) for p in short)
+        groups = tuple(m.synonym_group_ids()) or tuple(g for p in short for g in p.synonym_group_ids())
         return Word(surface=surface, forms=tuple(forms), reading=fold(m.reading_form()),
-                    parts=parts if len(parts) > 1 else ())
+                    parts=parts if len(parts) > 1 else (), synonyms=tuple(dict.fromkeys(groups)))
 
 
 _analyzer: Analyzer | None = None
@@ -168,15 +204,23 @@ def analyzer() -> Analyzer:
 
 
 def number_keys(anchor: str) -> list[str]:
-    """How judges type a section's number: 6b-iii / 6biii, 301, 第9章 / 9章 / ch9."""
+    """A section's number as one key for every way of writing it (`textnorm.section_number_keys`):
+    6b-iii, ch10 (第10章), ch7-1 (第7章Ⅰ), 301."""
     anchor = anchor.lower()
-    if re.fullmatch(r"\d+[a-z]?(-[ivx]+)?", anchor):
-        return sorted({anchor, anchor.replace("-", "")})
-    m = re.fullmatch(r"ch(\d+)", anchor)
-    if m:
-        n = m.group(1)
-        return [f"ch{n}", f"第{n}章", f"{n}章"]
+    if re.fullmatch(r"\d+[a-z]?(-[ivx]+)?", anchor) or re.fullmatch(r"ch\d+(-\d+)?", anchor):
+        keys = section_number_keys(anchor.removeprefix("ch"))
+        return keys[:1]
     return []
+
+
+def _weighted(q: Q.Query, weight: float) -> Q.Query:
+    """The query with its score multiplied by `weight`. Whoosh ignores the boost of a compound of one
+    query (it runs the child alone), so the weight goes down to the first query that uses it."""
+    while isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) == 1:
+        q = q.subqueries[0]
+    q = copy.copy(q)
+    q.boost = q.boost * weight
+    return q
 
 
 def _contains(ids: np.ndarray, docnum: int) -> bool:
@@ -200,7 +244,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     ix = whoosh_index.create_in(str(tmp), SCHEMA)
-    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}}
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
     an = analyzer()
     count = 0
     writer = ix.writer(limitmb=256)
@@ -213,15 +257,18 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 for f in w.forms + w.parts:
                     lexicon["words"].setdefault(f, set()).add(surface)
                 lexicon["reading"].setdefault(w.reading, set()).add(surface)
+                for g in w.synonyms:
+                    lexicon["syn"].setdefault(str(g), set()).add(surface)
 
-            def terms(ws: list[Word]) -> str:
-                return " ".join(t for w in ws for t in w.forms + w.parts)
+            def terms(ws: list[Word]) -> list[str]:
+                return [t for w in ws for t in w.forms + w.parts]
 
             writer.add_document(
                 id=d.id, game=d.game, doc=d.doc, number=" ".join(number_keys(d.anchor)),
+                syn=[str(g) for w in body_words + title_words for g in w.synonyms],
                 title=terms(title_words), words=terms(body_words),
-                reading=" ".join(w.reading for w in body_words + title_words),
-                grams=" ".join(_bigrams(d.title) + _bigrams(d.text)),
+                reading=[w.reading for w in body_words + title_words],
+                grams=_bigrams(d.title) + _bigrams(d.text), title_grams=_bigrams(d.title),
                 title_text=d.title, doc_title=d.doc_title, text=d.text,
             )
             count += 1
@@ -358,6 +405,11 @@ class _Evaluator:
             _, mb = self.evaluate(b)
             mask = ma & mb
             return np.where(mask, sa, 0.0) * q.boost, mask
+        if isinstance(q, Q.AndMaybe):
+            a, b = q.subqueries
+            sa, ma = self.evaluate(a)
+            sb, _ = self.evaluate(b)
+            return np.where(ma, sa + sb, 0.0) * q.boost, ma
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
@@ -400,6 +452,9 @@ class _Evaluator:
         if isinstance(q, Q.Require):
             a = self.matched_terms(q.subqueries[0], docnum)
             return a if a is not None and self.matched_terms(q.subqueries[1], docnum) is not None else None
+        if isinstance(q, Q.AndMaybe):
+            a = self.matched_terms(q.subqueries[0], docnum)
+            return None if a is None else a | (self.matched_terms(q.subqueries[1], docnum) or set())
         if isinstance(q, Q.And):
             out: set[tuple[str, str]] = set()
             for c in q.subqueries:
@@ -413,6 +468,28 @@ class _Evaluator:
             return set().union(*found) if found else None
         return None
 
+    def terms_in(self, q: Q.Query, docnums: list[int]) -> list[set[tuple[str, str]]]:
+        """For each document, the query's terms it holds (any branch: what the snippet marks), in one
+        membership test per term rather than one walk of the query per document."""
+        leaves: dict[tuple[str, str], None] = {}
+        stack = [q]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Q.Term):
+                leaves[(node.fieldname, node.text)] = None
+            elif isinstance(node, (Q.And, Q.Or, Q.Require, Q.AndMaybe)):
+                stack.extend(node.subqueries)
+        out: list[set[tuple[str, str]]] = [set() for _ in docnums]
+        if not docnums:
+            return out
+        docs = np.array(docnums, dtype=np.int64)
+        for field, text in leaves:
+            ids, _ = self.postings(field, text)
+            if len(ids):
+                for i in np.flatnonzero(np.isin(docs, ids, assume_unique=True)):
+                    out[i].add((field, text))
+        return out
+
     def top(self, scores: np.ndarray, mask: np.ndarray, limit: int) -> list[int]:
         """The best `limit` documents: higher score first, then lower document number (as Whoosh orders)."""
         idx = np.flatnonzero(mask)
@@ -425,6 +502,15 @@ class _Evaluator:
 
 
 # --- searching -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class QueryWord:
+    """One word of a judge's query, analysed once: what it is matched by."""
+
+    word: Word
+    kana: bool  # typed in kana (its reading is matched too)
+    chunk: str = ""  # the run of kana it is, when the whole run is matched as one word
 
 
 class SearchIndex:
@@ -441,51 +527,142 @@ class SearchIndex:
         self.max_reading = max((len(r) for r in self.readings), default=1)
         self.synonyms = synonyms or []
         self.analyzer = analyzer()
-        # Each entry with its keys' dictionary forms, longest key first.
-        self._synonym_entries = []
-        self._synonym_readings: list[tuple[str, list[str]]] = []
-        for keys, means in self.synonyms:
-            keys = sorted(keys, key=len, reverse=True)
-            self._synonym_entries.append(
-                ([squash(k) for k in keys], [[w.forms[0] for w in self.analyzer.words(k)] for k in keys], means))
-            # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
-            for k in keys:
-                reading = "".join(w.reading for w in self.analyzer.words(k))
-                if len(reading) >= 3:
-                    self._synonym_readings.append((reading, means))
-
+        self._analysed: dict[str, list[Word]] = {}
+        self._index_synonyms()
+        self._index_spellings()
         self._evaluator = _Evaluator(self.ix)
+        # Each section folded once, for the snippets.
+        self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
 
+    def _words(self, text: str) -> list[Word]:
+        """The analysis of a short text, kept (synonym keys and phrases are analysed once)."""
+        hit = self._analysed.get(text)
+        if hit is None:
+            hit = self._analysed[text] = self.analyzer.words(text)
+        return hit
+
+    def _index_synonyms(self) -> None:
+        """The synonym list's keys, indexed: by their squashed spelling and by their first word's form."""
+        self._synonym_by_key: dict[str, list[int]] = {}
+        self._synonym_by_lemma: dict[str, list[tuple[list[str], int]]] = {}
+        self._synonym_by_reading: dict[str, list[int]] = {}
+        self._phrases: list[list[list[Word]]] = []
+        for i, (keys, means) in enumerate(self.synonyms):
+            self._phrases.append([self._words(m) for m in means])
+            for k in keys:
+                key = squash(k)
+                if key:
+                    self._synonym_by_key.setdefault(key, []).append(i)
+                lemmas = [w.forms[0] for w in self._words(k)]
+                if lemmas:
+                    self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
+                # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
+                reading = "".join(w.reading for w in self._words(k))
+                if len(reading) >= 3:
+                    self._synonym_by_reading.setdefault(reading, []).append(i)
+        self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
+
+    def _index_spellings(self) -> None:
+        """What loose spellings may stand for, derived from the corpus's own words and readings."""
+        self._skeletons: dict[str, list[str]] = {}  # kana skeleton → corpus readings
+        for r in self.readings:
+            if len(r) >= 3 and is_kana(r):
+                self._skeletons.setdefault(kana_skeleton(r), []).append(r)
+        self._skeleton_deletes: dict[str, list[str]] = {}
+        for sk in self._skeletons:
+            if len(sk) >= 4:
+                for d in deletions(sk):
+                    self._skeleton_deletes.setdefault(d, []).append(sk)
+        # Latin names by the consonants of their reading, and acronyms by their letters' names.
+        self._latin: dict[str, list[str]] = {}
+        self._letters: dict[str, list[str]] = {}
+        for form in self.lexicon["words"]:
+            if form.isascii() and form.isalpha() and len(form) >= 2:
+                if len(form) >= 4:
+                    cons = latin_consonants(form)
+                    if len(cons) >= 2:
+                        self._latin.setdefault(cons, []).append(form)
+                if len(form) <= 5:
+                    self._letters.setdefault(spelled_letters(form), []).append(form)
+
     # query building
 
-    def _word_query(self, w: Word, mode: str = "and") -> Q.Query:
+    def analyse(self, text: str) -> list[QueryWord]:
+        """The query's content words, analysed once (a run of kana is also kept whole)."""
+        out: list[QueryWord] = []
+        for chunk in text.split():
+            words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
+            if is_kana(chunk):
+                k = fold(to_katakana(chunk))
+                whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
+                whole.synonyms = tuple(g for w in words for g in w.synonyms) if len(words) == 1 else ()
+                out.append(QueryWord(whole, kana=True, chunk=chunk))
+            else:
+                out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
+        return out[:24]
+
+    def _spellings(self, k: str) -> list[str]:
+        """Corpus readings a katakana spelling may stand for when the corpus does not have it as written."""
+        if k in self.readings or len(k) < 3:
+            return []
+        sk = kana_skeleton(k)
+        found = list(self._skeletons.get(sk, ()))
+        if len(sk) >= 4:
+            for cand in [sk, *deletions(sk)]:
+                for near in self._skeleton_deletes.get(cand, ()):
+                    found.extend(self._skeletons[near])
+                if cand != sk:
+                    found.extend(self._skeletons.get(cand, ()))
+        return list(dict.fromkeys(found))[:8]
+
+    def _latin_names(self, k: str) -> list[str]:
+        """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
+        out = list(self._letters.get(squash(k), ()))
+        cons = kana_consonants(k)
+        if len(cons) >= 2:
+            out += self._latin.get(cons, ())
+        return out
+
+    def _word_query(self, qw: QueryWord, mode: str = "and") -> Q.Query:
+        w = qw.word
         alts: list[Q.Query] = []
         for f in w.forms:
             alts.append(Q.Term("words", f, boost=FIELD_BOOST["words"]))
             alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
+        if qw.kana:
+            alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
+        if qw.chunk:
+            pieces = self._segment_reading(w.reading)
+            if len(pieces) > 1:
+                alts.append(Q.And([Q.Term("reading", p, boost=FIELD_BOOST["reading"]) for p in pieces]))
         if w.parts:
             parts = [Q.Term("words", p) for p in w.parts]
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
-        if is_kana(w.surface):
-            alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
+        for g in w.synonyms:
+            alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
+        if (qw.kana or is_kana(w.surface)) and w.reading not in self.readings \
+                and w.forms[0] not in self.lexicon["words"]:
+            for r in self._spellings(w.reading):
+                alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(r, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
+            for name in self._latin_names(w.reading):
+                alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
         return Q.Or(alts)
 
-    def _kana_chunk_query(self, chunk: str) -> Q.Query | None:
-        """A run of kana: the whole run as a word or a reading, or split into known readings."""
-        k = fold(to_katakana(chunk))
-        alts: list[Q.Query] = [
-            Q.Term("words", k, boost=FIELD_BOOST["words"]),
-            Q.Term("title", k, boost=FIELD_BOOST["title"]),
-            Q.Term("reading", k, boost=FIELD_BOOST["reading"]),
-        ]
-        pieces = self._segment_reading(k)
-        if pieces and len(pieces) > 1:
-            alts.append(Q.And([Q.Term("reading", p, boost=FIELD_BOOST["reading"]) for p in pieces]))
-        words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
-        if words:
-            alts.append(Q.And([self._word_query(w) for w in words]))
+    def _title_query(self, qw: QueryWord) -> Q.Query:
+        """The word in the section's title (any of its forms, or its reading when typed in kana)."""
+        w = qw.word
+        alts: list[Q.Query] = [Q.Term("title", f) for f in w.forms]
+        if w.parts:
+            alts.append(Q.And([Q.Term("title", p) for p in w.parts]))
+        grams = _bigrams(w.surface)
+        if len(grams) > 1 or len(w.surface) == 2:  # the title cut otherwise (不戦勝 as 不 + 戦勝)
+            alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(grams)]))
+        if qw.kana:
+            alts += [Q.Term("title", s) for s in self.lexicon["reading"].get(w.reading, ())[:3]]
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
@@ -502,67 +679,68 @@ class SearchIndex:
                 i += 1
         return pieces if covered >= 0.7 * len(k) else []
 
-    def _text_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
-        parts: list[Q.Query] = []
-        for chunk in text.split():
-            if is_kana(chunk):
-                q = self._kana_chunk_query(chunk)
-                if q is not None:
-                    parts.append(q)
-                continue
-            words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
-            parts.extend(self._word_query(w, mode) for w in words)
+    def words_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
+        """The words of a text, all of them (`and`) or any (`or`)."""
+        parts = [self._word_query(qw, mode) for qw in self.analyse(text)]
         if not parts:
             return None
-        parts = parts[:24]
         return Q.And(parts, boost=boost) if mode == "and" else Q.Or(parts, boost=boost)
 
-    def _synonym_texts(self, text: str) -> list[str]:
-        """The query again with each judge's word replaced by the phrases the texts use for it.
-
-        A judge's word is found as typed (ignoring width, kana, dots) or by its dictionary form
-        (投げた finds the entry for 投げる). For each word found: its phrases with the rest of the query,
-        its phrases alone; and, when several are found, all replaced at once.
-        """
-        s, where = squash_map(text)
-        words = self.analyzer.words(text)
-        lemmas = [w.forms[0] for w in words]
-        found: list[tuple[list[str], str]] = []  # (phrases, rest of the query)
-        for keys, key_lemmas, means in self._synonym_entries:
-            rest = None
-            for key, kl in zip(keys, key_lemmas):
-                at = s.find(key) if key else -1
-                if at >= 0 and not (key.isascii() and re.search(
-                        rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", s) is None):
-                    a, b = where[at], where[at + len(key) - 1] + 1
-                    rest = f"{text[:a]} {text[b:]}"
-                    break
-                for i in range(len(lemmas) - len(kl) + 1) if kl else ():
-                    if lemmas[i : i + len(kl)] == kl:
-                        rest = " ".join(w.surface for j, w in enumerate(words) if not i <= j < i + len(kl))
-                        break
-                if rest is not None:
-                    break
-            if rest is not None:
-                rest = "" if is_kana(rest.replace(" ", "")) else rest.strip()
-                found.append((means, rest))
+    def synonym_entries(self, text: str, words: list[QueryWord] | None = None) -> list[int]:
+        """The synonym list's entries whose judge's word is in the query: as typed (ignoring width, kana,
+        dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
+        s, _ = squash_map(text)
+        found: list[int] = []
+        for i in range(len(s)):
+            for j in range(i + 1, min(len(s), i + self._max_key) + 1):
+                for e in self._synonym_by_key.get(s[i:j], ()):
+                    key = s[i:j]
+                    if key.isascii() and (s[i - 1 : i].isascii() and s[i - 1 : i].isalnum()
+                                          or s[j : j + 1].isascii() and s[j : j + 1].isalnum()):
+                        continue  # an ASCII key inside a longer ASCII word (ID in slide)
+                    found.append(e)
+        lemmas = [qw.word.forms[0] for qw in (words if words is not None else self.analyse(text))]
+        for i, lemma in enumerate(lemmas):
+            for kl, e in self._synonym_by_lemma.get(lemma, ()):
+                if lemmas[i : i + len(kl)] == kl:
+                    found.append(e)
         if not found and is_kana(s):
             spoken = to_katakana(s)
-            found.extend((means, "") for reading, means in self._synonym_readings if reading in spoken)
-        out: list[str] = []
-        for means, rest in found:
-            out.extend(f"{m} {rest}".strip() for m in means)
-            if rest:
-                out.extend(means)
-        if len(found) > 1:
-            out.append(" ".join(means[0] for means, _ in found))
-        return list(dict.fromkeys(out))[:16]
+            found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
+        return list(dict.fromkeys(found))
 
-    def _gram_query(self, text: str) -> Q.Query | None:
-        grams = _bigrams(text)
-        if not grams:
+    def query(self, text: str, words: list[QueryWord] | None = None) -> Q.Query | None:
+        """The whole query as one Whoosh query: every signal at once, each with its weight (`WEIGHT`).
+
+        The section number as written; every word (all, and each); the synonym list's phrases for the
+        judges' words in it; the query's character pairs (all, and some). A section that has every word
+        scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
+        """
+        words = self.analyse(text) if words is None else words
+        signals: list[Q.Query] = []
+        keys = section_number_keys(text) if len(squash(text)) <= 16 else []
+        signals += [Q.Term("number", k, boost=WEIGHT["number"]) for k in keys]
+        word_queries = [self._word_query(qw) for qw in words]
+        if len(word_queries) > 1:
+            signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
+        if word_queries:
+            signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
+            signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
+        for e in self.synonym_entries(text, words):
+            for phrase in self._phrases[e]:
+                terms = [self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in _QUERY_STOP]
+                if terms:
+                    signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
+        grams = list(dict.fromkeys(_bigrams(text)))[:32]
+        if len(squash(text)) >= 2 and grams:
+            signals.append(_weighted(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))
+        if not signals:
             return None
-        return Q.And([Q.Term("grams", g) for g in dict.fromkeys(grams)])
+        if len(grams) > 1:
+            # Some character pairs rank what the other signals found; alone they find nothing (プレ is in
+            # プレイヤー, which is no answer to プレミアム殿堂).
+            return Q.AndMaybe(Q.Or(signals), Q.Or([Q.Term("grams", g) for g in grams], boost=WEIGHT["some_grams"]))
+        return Q.Or(signals)
 
     # running
 
@@ -585,63 +763,33 @@ class SearchIndex:
     def search_uncached(self, query: str, game: str | None = None, limit: int = 10) -> Results:
         """Sections matching a judge's query, best first; never raises on what a user typed.
 
-        Tiers, in order: the section number as typed; the words (all of them, with the synonym list's
-        phrases as weaker alternatives; any of them when all find nothing); the query as a character string.
-        """
+        One query with every signal at once (`query()`), evaluated once over the index."""
         text = clean_query(query)
         limit = max(1, min(int(limit), 100))
         if not text:
             return Results(query=text, total=0, hits=[])
+        q = self.query(text)
+        if q is None:
+            return Results(query=text, total=0, hits=[])
         ev = self._evaluator
-        flt = Q.Term("game", game) if game else None
-        found: dict[int, tuple[dict, float, set[tuple[str, str]]]] = {}
-        matching: set[int] = set()  # every matching section, for the total
-
-        def run(q: Q.Query | None, n: int, check=None, extra_terms=()) -> None:
-            if q is None:
-                return
-            if flt is not None:
-                q = Q.Require(q, flt)
-            scores, mask = ev.evaluate(q)
-            if check is None:
-                matching.update(np.flatnonzero(mask).tolist())
-            for docnum in ev.top(scores, mask, n if check is None else n):
-                fields = ev.stored[docnum]
-                if check and not check(fields):
-                    continue
-                matching.add(docnum)
-                if docnum not in found:
-                    terms = ev.matched_terms(q, docnum) or set()
-                    terms = {(f, t) for f, t in terms if f != "game"}
-                    found[docnum] = (fields, float(scores[docnum]), terms | set(extra_terms))
-
-        key = squash(text)
-        if len(key) <= 12:
-            run(Q.Term("number", key), limit)
-        numbered = len(found)
-        alternatives = [self._text_query(text)] + [self._text_query(t, boost=0.4) for t in self._synonym_texts(text)]
-        alternatives = [q for q in alternatives if q is not None]
-        if alternatives:
-            run(Q.Or(alternatives), limit)
-        if len(found) == numbered:
-            run(self._text_query(text, mode="or"), limit)
+        if game:
+            q = Q.Require(q, Q.Term("game", game))
+        scores, mask = ev.evaluate(q)
+        # Character pairs alone are a weak signal: a section found by them only must hold the query as written.
         needle = squash(text)
-        if len(found) < limit and len(needle) >= 2:
-            def contiguous(fields) -> bool:
-                return needle in squash(fields["title_text"]) or needle in squash(fields["text"])
-            run(self._gram_query(text), max(limit * 3, 30), check=contiguous, extra_terms=[("needle", needle)])
         hits: list[Hit] = []
-        ranked = list(found.values())[:limit]
-        top = max((score for _, score, _ in ranked[numbered:]), default=0.0)
-        previous = float("inf")
-        for i, (f, score, terms) in enumerate(ranked):
-            # Scores follow the order: a number match ranks above every word match.
-            score = min(top + 1.0 if i < numbered else score, previous)
-            previous = score
+        short = len(needle) <= 1
+        top = ev.top(scores, mask, limit)
+        for docnum, matched in zip(top, ev.terms_in(q, top)):
+            f = ev.stored[docnum]
+            terms = {(fl, t) for fl, t in matched if fl != "game"}
+            if any(fl == "grams" for fl, _ in terms) and len(needle) >= 2:
+                terms.add(("needle", needle))
             hits.append(Hit(id=f["id"], game=f["game"], doc=f["doc"], title=f["title_text"],
-                            doc_title=f["doc_title"], score=round(score, 3),
-                            snippet=self._snippet(f["text"] or f["title_text"], terms, short=len(needle) <= 1)))
-        return Results(query=text, total=max(len(matching), len(hits)), hits=hits)
+                            doc_title=f["doc_title"], score=round(float(scores[docnum]), 3),
+                            snippet=self._snippet(f["text"] or f["title_text"], terms, short=short,
+                                                  folded=self._folded[docnum])))
+        return Results(query=text, total=int(mask.sum()), hits=hits)
 
     # snippets
 
@@ -651,14 +799,15 @@ class SearchIndex:
             if field in ("words", "title"):
                 out.add(term)
                 out.update(self.lexicon["words"].get(term, ()))
-            elif field == "reading":
-                out.update(self.lexicon["reading"].get(term, ()))
+            elif field in ("reading", "syn"):
+                out.update(self.lexicon.get(field, {}).get(term, ()))
         # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
         return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
 
-    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False) -> str:
+    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False,
+                 folded: str | None = None) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
-        folded = fold(text)
+        folded = fold(text) if folded is None else folded
         patterns = [re.escape(x) for x in self._surfaces(terms, short)]
         patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
         spans: list[tuple[int, int]] = []

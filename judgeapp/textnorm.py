@@ -78,3 +78,164 @@ def to_katakana(text: str) -> str:
         chr(ord(ch) + _KATA_OFFSET) if _HIRA_START <= ord(ch) <= _HIRA_END else ch
         for ch in unicodedata.normalize("NFKC", text)
     )
+
+
+# --- spelling tolerance ------------------------------------------------------------------------------------
+
+_SMALL_KANA = str.maketrans("ァィゥェォャュョヮヵヶ", "アイウエオヤユヨワカケ")
+
+
+def kana_skeleton(text: str) -> str:
+    """A katakana word with what judges drop, double or mistype on a phone taken away: the long-vowel mark,
+    the small ッ, the middle dot, small kana (as large) and the voiced marks (ガ as カ, パ as ハ, ヴ as ウ).
+    Two spellings with the same skeleton are one edit of these kinds apart (スリーブ, スリブ, スリーヴ)."""
+    k = squash(to_katakana(text)).replace("ッ", "").translate(_SMALL_KANA)
+    return "".join(ch for ch in unicodedata.normalize("NFD", k) if ch not in "\u3099\u309a")
+
+
+def deletions(text: str) -> set[str]:
+    """Every string one character shorter (the neighbourhood of one edit, as in SymSpell)."""
+    return {text[:i] + text[i + 1 :] for i in range(len(text))}
+
+
+# Consonant classes: a name written in Latin letters and its reading in kana reduce to the same sequence
+# (Lycee and リセ to RS, Alicesoft and アリスソフト to RSHT, VisualArts and ビジュアルアーツ to BSRTS).
+_KANA_CLASS: dict[str, str] = {}
+for _row, _cls in (("カキクケコガギグゲゴ", "K"), ("サシスセソザジズゼゾ", "S"), ("タテトダデド", "T"), ("チヂ", "T"),
+                   ("ツヅ", "TS"), ("ナニヌネノン", "N"), ("ハヒフヘホ", "H"), ("バビブベボパピプペポヴ", "B"),
+                   ("マミムメモ", "M"), ("ラリルレロ", "R")):
+    for _ch in _row:
+        _KANA_CLASS[_ch] = _cls
+_LATIN_RULES = [("ph", "H"), ("th", "S"), ("sh", "S"), ("ch", "T"), ("ck", "K"), ("gh", ""), ("qu", "K"),
+                ("ts", "TS"), ("x", "KS")]
+_LATIN_CLASS = {"b": "B", "p": "B", "v": "B", "f": "H", "h": "H", "k": "K", "g": "K", "q": "K", "s": "S",
+                "z": "S", "j": "S", "t": "T", "d": "T", "n": "N", "m": "M", "r": "R", "l": "R"}
+
+
+def _collapse(classes: str) -> str:
+    return re.sub(r"(.)\1+", r"\1", classes)
+
+
+def kana_consonants(text: str) -> str:
+    """The consonant classes of a word in kana (its vowels, ー, ッ and small kana dropped)."""
+    return _collapse("".join(_KANA_CLASS.get(ch, "") for ch in to_katakana(text)))
+
+
+def latin_consonants(word: str) -> str:
+    """The consonant classes of a word in Latin letters, as a Japanese reader would say it."""
+    w, out, i = word.lower(), [], 0
+    while i < len(w):
+        for pattern, cls in _LATIN_RULES:
+            if w.startswith(pattern, i):
+                out.append(cls)
+                i += len(pattern)
+                break
+        else:
+            ch = w[i]
+            if ch == "c":
+                out.append("S" if w[i + 1 : i + 2] in ("e", "i", "y") else "K")
+            else:
+                out.append(_LATIN_CLASS.get(ch, ""))
+            i += 1
+    return _collapse("".join(out))
+
+
+# How the letters of an acronym are said (TCG: ティーシージー), ー dropped as squash() drops it.
+_LETTER_NAMES = dict(zip("abcdefghijklmnopqrstuvwxyz", (
+    "エー ビー シー ディー イー エフ ジー エイチ アイ ジェー ケー エル エム エヌ オー ピー キュー アール エス ティー "
+    "ユー ブイ ダブリュー エックス ワイ ゼット").split()))
+
+
+def spelled_letters(word: str) -> str:
+    """An acronym said letter by letter, squashed (TCG → ティシジ)."""
+    return squash("".join(_LETTER_NAMES.get(ch, "") for ch in word.lower()))
+
+
+# --- section numbers -------------------------------------------------------------------------------------
+
+_KANJI_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_KANJI_UNITS = {"十": 10, "百": 100, "千": 1000}
+_ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
+_ROMAN_RE = re.compile(r"(?=[ivxlc])(c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
+_CIRCLED = {chr(0x2460 + i): str(i + 1) for i in range(20)}  # ①..⑳
+
+
+def kanji_number(text: str) -> int | None:
+    """十二 → 12, 三百一 → 301, 一〇 → 10; None when the text is not a kanji numeral."""
+    if not text or any(ch not in _KANJI_DIGITS and ch not in _KANJI_UNITS for ch in text):
+        return None
+    if all(ch in _KANJI_DIGITS for ch in text):
+        return int("".join(str(_KANJI_DIGITS[ch]) for ch in text))
+    total, digit = 0, None
+    for ch in text:
+        if ch in _KANJI_DIGITS:
+            digit = _KANJI_DIGITS[ch]
+        else:
+            total += (1 if digit is None else digit) * _KANJI_UNITS[ch]
+            digit = None
+    return total + (digit or 0)
+
+
+def roman_number(text: str) -> int | None:
+    """iii → 3, iv → 4; None when the text is not a roman numeral."""
+    m = _ROMAN_RE.fullmatch(text.lower())
+    if not text or not m:
+        return None
+    value, prev = 0, 0
+    for ch in reversed(text.lower()):
+        v = _ROMAN[ch]
+        value, prev = (value - v, prev) if v < prev else (value + v, v)
+    return value
+
+
+_NUMBER_TOKEN = re.compile(r"\d+|[a-z]+|[〇零一二三四五六七八九十百千]+")
+_NUMBER_NOISE = re.compile(r"[\s\-‐‑–—―−ｰー_.．。、,，・:：()（）\[\]【】「」#＃/／]+|第|章|節|条|項|号|部|番|ch(?=\d)|sec(?=\d)")
+
+
+def _token_readings(tok: str, after_digit: bool) -> list[list[str]]:
+    """The ways one token of a section number can be read (a list of parts each)."""
+    if tok.isdigit():
+        return [[str(int(tok))]]
+    if tok[0] in _KANJI_DIGITS or tok[0] in _KANJI_UNITS:
+        n = kanji_number(tok)
+        return [[str(n)]] if n is not None else []
+    out: list[list[str]] = []
+    if after_digit and len(tok) == 1:
+        out.append([tok])  # 6b
+    if after_digit and len(tok) > 1 and roman_number(tok[1:]) is not None:
+        out.append([tok[0], str(roman_number(tok[1:]))])  # 6biii
+    if roman_number(tok) is not None:
+        out.append([str(roman_number(tok))])  # iii, 第7章Ⅰ
+    return out
+
+
+def section_number_keys(text: str) -> list[str]:
+    """The keys a written section number may stand for (most likely first); [] when it is not a number.
+
+    Arabic, kanji or roman numerals, full- or half-width, with or without separators and 第/章/節: 6b-iii,
+    6b3, ６Ｂ－ⅲ and 6.b.3 give 6.b.3; 第十章, 第10章, 10章, ch10 and 10 give 10; 第7章Ⅰ and 7-1 give 7.1."""
+    s = unicodedata.normalize("NFKC", text).lower()
+    s = "".join(_CIRCLED.get(ch, ch) for ch in s)
+    s = _NUMBER_NOISE.sub(" ", s)
+    tokens: list[str] = []
+    for chunk in s.split():
+        pos = 0
+        for m in _NUMBER_TOKEN.finditer(chunk):
+            if m.start() != pos:
+                return []
+            pos = m.end()
+            tokens.append(m.group())
+        if pos != len(chunk):
+            return []
+    if not tokens or len(tokens) > 4:
+        return []
+    keys: list[list[str]] = [[]]
+    for tok in tokens:
+        keys = [k + r for k in keys for r in _token_readings(tok, bool(k) and k[-1].isdigit())][:8]
+    return list(dict.fromkeys(".".join(k) for k in keys if k and any(p.isdigit() for p in k) and len(k) <= 4))
+
+
+def section_number_key(text: str) -> str | None:
+    """The most likely key of a written section number (see `section_number_keys`), or None."""
+    keys = section_number_keys(text)
+    return keys[0] if keys else None

@@ -1,19 +1,34 @@
-"""The judges' query table (tests/cases/search_queries.yaml): top 5 for ≥95%, first for ≥80%."""
+"""Search quality on data tables, each with the sections that must come back.
+
+- tests/cases/search_queries.yaml, our judges' query table: top 5 for ≥98%, first for ≥88% (it stood at
+  98.5% / 88.5% before issue 10 and must not drop);
+- tests/cases/search_unseen_tune.yaml and search_unseen_report.yaml: queries written from the source texts
+  only by someone who never saw our code or data (issue 10 point 5); the tuning half is what the analysis
+  was tuned on, the reporting half is never read by a developer: its figures come from here and the bench.
+  Done when the reporting half has top 5 ≥95% and first ≥85%;
+- tests/cases/search_spelling.yaml: loose spellings (katakana within one edit, Latin names typed in kana,
+  section numbers written another way): every row in the top 5, the first for ≥90%.
+"""
 
 from __future__ import annotations
 
-from .conftest import load_cases
+import pytest
+
+from judgeapp.textnorm import section_number_keys
+
+from .conftest import CASES_DIR, load_cases
 
 SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
 
 QUERIES = load_cases("search_queries.yaml")
+SPELLING = load_cases("search_spelling.yaml")
 
 
-def evaluate(index, limit: int = 5):
+def evaluate(index, limit: int = 5, queries=None):
     """(first-hit count, top-5 count, misses) over the query table."""
     first = top5 = 0
     misses = []
-    for case in QUERIES:
+    for case in QUERIES if queries is None else queries:
         ids = [h.id for h in index.search(case["q"], game=case.get("game"), limit=limit).hits]
         expected = set(case["expect"])
         if ids and ids[0] in expected:
@@ -41,5 +56,49 @@ def test_search_quality_on_the_query_table(library):
     first, top5, misses = evaluate(library.index)
     n = len(QUERIES)
     print(f"\nquery table: {n} queries, top-5 {top5 / n:.1%}, first {first / n:.1%}")
-    assert top5 / n >= 0.95, "\n".join(misses)
-    assert first / n >= 0.80, f"first-hit {first}/{n}"
+    assert top5 / n >= 0.98, "\n".join(misses)
+    assert first / n >= 0.88, f"first-hit {first}/{n}"
+
+
+def test_loose_spellings_find_the_section(library):
+    first, top5, misses = evaluate(library.index, queries=SPELLING)
+    n = len(SPELLING)
+    assert {c["kind"] for c in SPELLING} == {"katakana", "latin", "number"}
+    assert top5 == n, "\n".join(misses)
+    assert first / n >= 0.90, f"first-hit {first}/{n}"
+
+
+@pytest.mark.parametrize("written, key", [
+    ("6b-iii", "6.b.3"), ("6biii", "6.b.3"), ("６Ｂ－ⅲ", "6.b.3"), ("6.b.3", "6.b.3"), ("6-b-iii", "6.b.3"),
+    ("第十章", "10"), ("第１０章", "10"), ("10章", "10"), ("ch10", "10"), ("第 ９ 章", "9"),
+    ("7-1", "7.1"), ("第7章Ⅰ", "7.1"), ("9章2節", "9.2"), ("三百一", "301"), ("三〇一", "301"), ("①", "1"),
+])
+def test_every_writing_of_a_section_number_gives_its_key(written, key):
+    assert key in section_number_keys(written)
+
+
+@pytest.mark.parametrize("text", ["ID", "BAN", "スリーブ", "一般", "ch10-principles", ""])
+def test_words_are_not_section_numbers(text):
+    assert section_number_keys(text) == []
+
+
+def test_nothing_found_stays_nothing(library):
+    """Weak signals (some character pairs) never make a hit on their own: プレミアム殿堂 is dm-senshu's."""
+    assert library.index.search("プレミアム殿堂", game="lycee").hits == []
+    assert library.index.search("ほげほげふがふが", game=None).hits == []
+
+
+@pytest.mark.parametrize("table, bars", [
+    ("search_unseen_tune.yaml", (0.95, 0.85)),
+    ("search_unseen_report.yaml", (0.95, 0.85)),
+])
+def test_search_quality_on_unseen_queries(library, table, bars):
+    """Figures only: a miss on the reporting half is never printed (nobody tunes on it)."""
+    if not (CASES_DIR / table).exists():
+        pytest.skip(f"tests/cases/{table} is not there yet")
+    cases = load_cases(table)
+    first, top5, _ = evaluate(library.index, queries=cases)
+    n = len(cases)
+    print(f"\n{table}: {n} queries, top-5 {top5 / n:.1%}, first {first / n:.1%}")
+    assert top5 / n >= bars[0], f"{table}: top-5 {top5}/{n}"
+    assert first / n >= bars[1], f"{table}: first {first}/{n}"
