@@ -63,8 +63,7 @@ def index() -> None:
 
     from . import load_settings
     from .corpus import load_corpus
-    from .library import index_docs, situation_docs
-    from .policy import load_policies
+    from .library import index_docs
     from .search import ensure_index
 
     # The app's settings, without building the app (which would build the index first).
@@ -75,11 +74,7 @@ def index() -> None:
     ensure_index(lambda: index_docs(corpus), settings.config["INDEX_DIR"], corpus.version, force=True)
     click.echo(f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
                f"→ {settings.config['INDEX_DIR']}")
-    policies = load_policies(settings.config["INFRACTIONS_DIR"], corpus)
-    ensure_index(lambda: situation_docs(policies), settings.config["SITUATION_INDEX_DIR"], policies.version,
-                 force=True)
-    click.echo(f"indexed {sum(len(p.infractions) for p in policies.games.values())} infractions "
-               f"→ {settings.config['SITUATION_INDEX_DIR']}")
+    # The situation lookup has no index on disk: it is built in memory when the app starts.
 
 
 @main.command()

@@ -86,6 +86,15 @@ def choose():
                            game=game)
 
 
+@bp.get("/wizard/lookup")
+def lookup_all():
+    """The situation lookup across every game, from the home page: answers grouped by game."""
+    lib = current_library()
+    q = request.args.get("q", "").strip()
+    found = lib.lookup.search_all(q) if q else None
+    return render_template("wizard/lookup.html", q=q, found=found, games=lib.corpus.games)
+
+
 @bp.get("/wizard/<game>")
 def step(game: str):
     """The next question on the path, and the situation lookup on the first page."""
@@ -105,15 +114,8 @@ def step(game: str):
 
 
 def lookup(game: str | None, q: str, limit: int):
-    """Infractions matching a situation typed in plain Japanese, best first."""
-    lib = current_library()
-    results = lib.situations.search(q, game=game, limit=limit)
-    out = []
-    for hit in results.hits:
-        found = lib.policies.infraction(hit.id)
-        if found:
-            out.append((found[0], found[1], hit))
-    return out
+    """What the text decides for a situation typed in plain Japanese (judgeapp/lookup.py)."""
+    return current_library().lookup.search(q, game=game, limit=limit)
 
 
 def prior_penalties(policy: Policy) -> tuple[dict[str, int], list[str]]:
