@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -145,19 +146,61 @@ class _Bm25:
 _SPANS: dict[str, list[tuple[int, int, frozenset]]] = {}
 
 
+class _Groups:
+    """The dictionary's synonym groups of each word (審判 and ジャッジ, 盗む and 窃盗 share one), by surface.
+
+    Sudachi's `Morpheme.synonym_group_ids()` from the same dictionary and split mode as the analyzer; the
+    analyzer's words do not carry them, so the text is tokenized once more here (a Sudachi tokenizer is not
+    thread-safe: behind a lock)."""
+
+    def __init__(self) -> None:
+        from sudachipy import Dictionary, SplitMode
+
+        self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
+        self._lock = threading.Lock()
+
+    def of(self, text: str) -> dict[str, tuple[str, ...]]:
+        out: dict[str, tuple[str, ...]] = {}
+        for line in text.splitlines():
+            for start in range(0, len(line), 4000):
+                chunk = line[start:start + 4000]
+                if not chunk.strip():
+                    continue
+                with self._lock:
+                    for m in self._tokenizer.tokenize(chunk):
+                        ids = m.synonym_group_ids()
+                        if ids:
+                            out[m.surface()] = tuple(f"g:{i}" for i in ids)
+        return out
+
+
+_groups: _Groups | None = None
+_groups_lock = threading.Lock()
+
+
+def groups() -> _Groups:
+    global _groups
+    with _groups_lock:
+        if _groups is None:
+            _groups = _Groups()
+    return _groups
+
+
 def _terms(text: str) -> Counter:
     """A text's terms (each word's forms and reading); its words' places are kept for `mark`."""
     out: Counter = Counter()
     spans = []
     folded = fold(text)
     pos = 0
+    synonyms = groups().of(text)
     for w in analyzer().words(text):
         at = folded.find(fold(w.surface), pos)
         if at >= 0:
             pos = at + len(w.surface)
         if w.forms[0] in STOP:
             continue
-        terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ()))
+        terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ())
+                          + synonyms.get(w.surface, ()))
         if at >= 0:
             spans.append((at, at + len(w.surface), terms))
         for t in terms:
@@ -285,6 +328,7 @@ class Lookup:
         """The query's words (each with its forms), the synonym list's phrases as weaker extra words."""
         words: list[tuple[tuple[str, ...], float]] = []
         surfaces: list[str] = []
+        synonyms = groups().of(text)
         for w in analyzer().words(text):
             if w.forms[0] in STOP:
                 continue
@@ -293,6 +337,9 @@ class Lookup:
                 alts += ("r:" + w.reading,)
             words.append((alts, 1.0))
             surfaces.append(w.surface)
+            if w.surface in synonyms:  # the dictionary's synonyms: a weaker word of their own
+                words.append((synonyms[w.surface], 0.6))
+                surfaces.append(w.surface)
         s = squash(text)
         for keys, means in self.synonyms:
             if any(k and k in s and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
@@ -363,16 +410,31 @@ class Lookup:
         return out
 
     def _coverage(self, answer: Answer, words, weights, qgrams) -> tuple[float, list[int]]:
-        total = sum(w for (alts, x), w in zip(words, weights) if x >= 1.0) or 0.0
-        got = 0.0
+        """The share of the query's weight found in the answer's own evidence (words, or else bigrams).
+
+        A word found only through its dictionary synonym (the entry after it, weight < 1) counts 0.8; a
+        phrase of the synonym list found adds half its weight, never more than the query's total."""
+        total = got = 0.0
         matched = []
-        for k, ((alts, x), w) in enumerate(zip(words, weights)):
-            if any(a in answer.terms for a in alts):
+        k = 0
+        while k < len(words):
+            alts, x = words[k]
+            hit = any(a in answer.terms for a in alts)
+            if hit:
                 matched.append(k)
-                if x >= 1.0:
-                    got += w
-                else:
-                    got += w * 0.5
+            if x >= 1.0:
+                total += weights[k]
+                syn = k + 1 < len(words) and words[k + 1][0] and words[k + 1][0][0].startswith("g:")
+                if hit:
+                    got += weights[k]
+                elif syn and any(a in answer.terms for a in words[k + 1][0]):
+                    got += 0.8 * weights[k]
+                    matched.append(k + 1)
+                if syn:
+                    k += 1
+            elif hit:
+                got += 0.5 * weights[k]
+            k += 1
         word_cov = min(1.0, got / total) if total else 0.0
         gram_cov = len(qgrams & answer.grams) / len(qgrams) if qgrams else 0.0
         return max(word_cov, gram_cov * 0.9), matched
