@@ -203,8 +203,15 @@ def choices(policy: Policy) -> list[tuple[str, str]]:
 
 
 def expected(policy: Policy, scenario) -> str:
+    """The answer the scenario's infraction gives."""
     inf = policy.infractions[scenario.infraction]
     return inf.penalty or ("no-penalty" if inf.procedure else "none")
+
+
+def accepted(policy: Policy, scenario) -> list[str]:
+    """Every right answer: the infraction's, and the others the text allows (a suspension it says an
+    official 「できます」 issue is never the only right answer)."""
+    return list(dict.fromkeys([expected(policy, scenario), *scenario.accept]))
 
 
 @bp.get("/training")
@@ -236,7 +243,8 @@ def training(game: str):
         return url_for("wizard.training", game=game, run=",".join(run), **kw)
 
     common = dict(policy=policy, game_obj=lib.corpus.games[game], run=run, answers=answers, labels=labels,
-                  corpus=lib.corpus, scenarios=scenarios, expected=lambda s: expected(policy, s), url=url)
+                  corpus=lib.corpus, scenarios=scenarios, expected=lambda s: expected(policy, s), accepted=lambda s: accepted(policy, s),
+                  url=url)
     k = len(answers)
     if k and request.args.get("next") != "1":
         s = scenarios[run[k - 1]]
@@ -248,7 +256,7 @@ def training(game: str):
         return render_template("wizard/training.html", stage="question", scenario=s, number=k + 1,
                                options=[(cid, label, url(a=f"{prefix},{cid}" if prefix else cid))
                                         for cid, label in choices(policy)], **common)
-    missed = [scenarios[r] for r, a in zip(run, answers) if a != expected(policy, scenarios[r])]
+    missed = [scenarios[r] for r, a in zip(run, answers) if a not in accepted(policy, scenarios[r])]
     return render_template("wizard/training.html", stage="summary", missed=missed,
                            score=len(run) - len(missed), **common)
 
