@@ -238,6 +238,11 @@ class Policy:
         return self.file.name
 
     @property
+    def recordable(self) -> list[Level | Consequence]:
+        """What a judge may record: the levels and the consequences that are penalties (not results)."""
+        return list(self.levels.values()) + [c for c in self.consequences.values() if not c.result]
+
+    @property
     def hand_off(self) -> HandOff:
         """Who decides what the text leaves open: the policy's own words, else the head judge."""
         return self.file.hand_off or HandOff(text=HAND_OFF_DEFAULT)
