@@ -37,9 +37,16 @@ def case_sections(case: dict) -> list[str]:
     return [out] if isinstance(out, str) else list(out)
 
 
+def same_penalty(got: str | None, want: str | None) -> bool:
+    """The row's penalty as its writer named it: 出場停止 is our 出場停止（1年）, the same penalty with its period."""
+    if got is None or want is None:
+        return got is want
+    return got == want or got.startswith(f"{want}（")
+
+
 def supports(result: dict, case: dict) -> bool:
     """The result gives the row's answer with a citation that carries it."""
-    if result["penalty"] != case.get("penalty"):
+    if not same_penalty(result["penalty"], case.get("penalty")):
         return False
     if case.get("discretion") and not result["discretion"]:
         return False

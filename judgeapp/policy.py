@@ -111,6 +111,8 @@ class Rule(Strict):
     automatic: bool
     text: str = Field(min_length=1)  # the rule in plain words
     removal: str | None = None  # kind removes: what then happens, in the text's words
+    consequence: str | None = None  # kind removes: the consequence it leads to (Lycee: トーナメントからの除外)
+    keywords: list[str] = []  # judges' words for the situation lookup
     citations: list[Citation] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -384,6 +386,8 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
     for i, r in enumerate(pf.rules):
         where = f"{p}: rules[{i}]"
         _check_citations(where, r.citations, corpus, game, problems)
+        if r.consequence is not None and r.consequence not in consequences:
+            problems.append(f"{where}.consequence: unknown consequence '{r.consequence}'")
         for key, lid in [("level", r.level), ("to", r.to)] + [("to_any", x) for x in r.to_any]:
             if lid is not None and lid not in levels:
                 problems.append(f"{where}.{key}: unknown level '{lid}' (levels: {', '.join(levels) or 'none'})")
