@@ -48,6 +48,8 @@ NONE_THRESHOLD = 0.50
 NONE_THRESHOLD_WORDS = 0.38
 RRF_K = 1.0
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
+# A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
+OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
 K1, B = 1.2, 0.6
 
@@ -97,7 +99,12 @@ class Match:
     words: list[str]  # the judge's words that matched
     section: str | None  # the section that carries the answer
     passage: str  # the evidence shown (plain text)
-    snippet: Markup  # the same with the matched words in <mark>
+    alternatives: frozenset = frozenset()  # the query's terms that matched, for the snippet
+
+    @property
+    def snippet(self) -> Markup:
+        """The passage with the matched words in <mark> (made when shown)."""
+        return mark(self.passage, self.alternatives)
 
     @property
     def kind(self) -> str:
@@ -493,8 +500,8 @@ class Lookup:
             section = a.section.id
         found = len({k for k in matched if words[k][1] >= 1.0 or words[k][0][0].startswith("g:")})
         return Match(answer=a, score=round(score, 4), coverage=round(cov, 3), found=found,
-                     words=[surfaces[k] for k in matched if surfaces[k]], section=section, passage=passage,
-                     snippet=mark(passage, alts))
+                     words=list(dict.fromkeys(surfaces[k] for k in matched if surfaces[k])), section=section,
+                     passage=passage, alternatives=frozenset(alts))
 
 
 def mark(text: str, alternatives: set[str]) -> Markup:
@@ -553,9 +560,12 @@ def match_json(m: Match) -> dict:
             "score": m.score, "coverage": m.coverage, "why": why,
         }
     sec = a.section
+    open_ = bool(OPEN_RE.search(m.passage))
     return {
         "id": a.key, "kind": "section", "game": a.game, "name": sec.title, "description": m.passage,
-        "penalty": None, "penalty_id": None, "discretion": False, "discretion_note": None, "head_judge": False,
+        "penalty": None, "penalty_id": None, "discretion": open_,
+        "discretion_note": "この節の文言（「できます」「ことがあります」など）は、判断に任せています。" if open_ else None,
+        "head_judge": False,
         "procedure": False, "remedy": None, "also": [], "citations": [sec.id],
         "quotes": [{"section": sec.id, "quote": m.passage}], "section": sec.id,
         "decides": m.passage, "url": sec.url, "score": m.score, "coverage": m.coverage, "why": why,
