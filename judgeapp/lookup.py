@@ -50,6 +50,7 @@ RRF_K = 1.0
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
 OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
+SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
 K1, B = 1.2, 0.6
 
@@ -312,14 +313,15 @@ class Lookup:
                 if sec.game != policy.game or not sec.text.strip():
                     continue
                 infs = cited.get(sec.id, [])
-                if not infs:
-                    i = len(self.answers)
+                if not infs or SECTION_ANSWERS_EVERYWHERE:
+                    j = len(self.answers)
                     self.answers.append(Answer(key=f"section:{sec.id}", game=policy.game, policy=policy,
                                                section=sec))
-                    index[f"section:{sec.id}"] = i
-                    targets_all = [(i, 1.0)]
+                    index[f"section:{sec.id}"] = j
+                    own = [(j, 1.0)]
                 else:
-                    targets_all = [(i, 0.5) for i in infs]
+                    own = []
+                targets_all = own + [(i, 0.5) for i in infs]
                 title = _terms(sec.title)
                 for p in _passages(sec.text):
                     quoted = [i for i in infs if any(c.section == sec.id and _quote_in(c.quote, p)
@@ -328,8 +330,8 @@ class Lookup:
                     terms = _terms(p)
                     passage_units.append(Unit(text=p, section=sec.id, targets=targets, terms=terms + title,
                                               grams=_grams(p)))
-                section_units.append(Unit(text=sec.text, section=sec.id, targets=[(i, 1.0) for i, _ in
-                                                                                     targets_all],
+                section_units.append(Unit(text=sec.text, section=sec.id,
+                                          targets=[(i, 1.0) for i in infs] + [(j, 0.9) for j, _ in own],
                                           terms=_terms(sec.title + "\n" + sec.text), grams=Counter()))
         # Each answer's own evidence: its own words and the lines that stand for it at full weight.
         for u in own_units + passage_units:
@@ -371,7 +373,7 @@ class Lookup:
         for w in analyzer().words(text):
             if w.forms[0] in STOP:
                 continue
-            alts = tuple(dict.fromkeys(w.forms + w.parts))
+            alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
             if is_kana(w.surface) and len(w.reading) >= 2:
                 alts += ("r:" + w.reading,)
             words.append((alts, 1.0))
@@ -419,7 +421,7 @@ class Lookup:
         weights = self._word_weights(words)
         matches = []
         for i in order:
-            cov, matched = self._coverage(self.answers[i], words, weights, qgrams)
+            cov, matched = self._coverage(i, words, weights, qgrams)
             matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
         fits = [m for m in matches[:3] if m.coverage >= NONE_THRESHOLD
                 or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)]
@@ -450,17 +452,31 @@ class Lookup:
             out.append(w * math.log(1 + (bm.n - df + 0.5) / (df + 0.5)))
         return out
 
-    def _coverage(self, answer: Answer, words, weights, qgrams) -> tuple[float, list[int]]:
+    def _coverage(self, i: int, words, weights, qgrams) -> tuple[float, list[int]]:
         """The share of the query's weight found in the answer's own evidence (words, or else bigrams).
 
+        An infraction's or a rule's evidence is all of its own words and the lines it quotes; a section's is
+        each of its lines on its own (with the title), the best one counting: a long section holds many words.
         A word found only through its dictionary synonym (the entry after it, weight < 1) counts 0.8; a
         phrase of the synonym list found adds half its weight, never more than the query's total."""
+        answer = self.answers[i]
+        if answer.section is None:
+            return self._coverage_of(answer.terms, answer.grams, words, weights, qgrams)
+        best: tuple[float, list[int]] = (0.0, [])
+        for u in self._strong.get(i, ()):
+            unit = self.units["passage"][u]
+            got = self._coverage_of(unit.terms, unit.grams, words, weights, qgrams)
+            if got[0] > best[0]:
+                best = got
+        return best
+
+    def _coverage_of(self, terms, grams, words, weights, qgrams) -> tuple[float, list[int]]:
         total = got = 0.0
         matched = []
         k = 0
         while k < len(words):
             alts, x = words[k]
-            hit = any(a in answer.terms for a in alts)
+            hit = any(a in terms for a in alts)
             if hit:
                 matched.append(k)
             if x >= 1.0:
@@ -468,7 +484,7 @@ class Lookup:
                 syn = k + 1 < len(words) and words[k + 1][0] and words[k + 1][0][0].startswith("g:")
                 if hit:
                     got += weights[k]
-                elif syn and any(a in answer.terms for a in words[k + 1][0]):
+                elif syn and any(a in terms for a in words[k + 1][0]):
                     got += 0.8 * weights[k]
                     matched.append(k + 1)
                 if syn:
@@ -477,7 +493,7 @@ class Lookup:
                 got += 0.5 * weights[k]
             k += 1
         word_cov = min(1.0, got / total) if total else 0.0
-        gram_cov = len(qgrams & answer.grams) / len(qgrams) if qgrams else 0.0
+        gram_cov = sum(1 for g in qgrams if g in grams) / len(qgrams) if qgrams else 0.0
         return max(word_cov, gram_cov * 0.9), matched
 
     def _match(self, i, score, cov, matched, surfaces, words, passage_scores) -> Match:
