@@ -499,8 +499,13 @@ class Lookup:
     def _match(self, i, score, cov, matched, surfaces, words, passage_scores) -> Match:
         a = self.answers[i]
         alts = set(t for k in matched for t in words[k][0])
+        # The section that carries the answer: a penalty is carried by the section that prescribes it (the
+        # first citation); otherwise the line that matched best says what the text decides.
+        carrier = a.citations[0].section if a.infraction is not None and a.infraction.penalty else None
         best = None
         for u in self._strong.get(i, ()):
+            if carrier and self.units["passage"][u].section != carrier:
+                continue
             if passage_scores[u] > 0 and (best is None or passage_scores[u] > passage_scores[best]):
                 best = u
         if best is not None:
