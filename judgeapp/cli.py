@@ -63,24 +63,19 @@ def index() -> None:
 
     from . import load_settings
     from .corpus import load_corpus
-    from .library import data_dirs, index_docs, situation_docs
-    from .policy import load_policies
+    from .library import data_dirs, index_docs
     from .search import ensure_index
 
     # The app's settings, without building the app (which would build the index first).
     settings = Flask("judgeapp", instance_relative_config=True, instance_path=str(ROOT / "instance"))
     load_settings(settings)
-    corpus_dirs, infractions_dirs = data_dirs(settings.config)
+    corpus_dirs, _ = data_dirs(settings.config)
     corpus = load_corpus(corpus_dirs)
     start = time.perf_counter()
     ensure_index(lambda: index_docs(corpus), settings.config["INDEX_DIR"], corpus.version, force=True)
     click.echo(f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
                f"→ {settings.config['INDEX_DIR']}")
-    policies = load_policies(infractions_dirs, corpus)
-    ensure_index(lambda: situation_docs(policies), settings.config["SITUATION_INDEX_DIR"], policies.version,
-                 force=True)
-    click.echo(f"indexed {sum(len(p.infractions) for p in policies.games.values())} infractions "
-               f"→ {settings.config['SITUATION_INDEX_DIR']}")
+    # The situation lookup has no index on disk: it is built in memory when the app starts.
 
 
 @main.command()

@@ -20,7 +20,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from .corpus import Corpus
-from .policy import Citation, Policies, Strict, _check_citations, _loc, game_folders
+from .policy import Citation, HandOff, Policies, Strict, _check_citations, _loc, game_folders
 from .textnorm import squash
 from .yamlload import DuplicateKeyError, load_yaml
 
@@ -74,6 +74,7 @@ class DeckFile(Strict):
     format: str = Field(min_length=1)  # which format the rules are for, in the text's words
     zones: dict[str, list[str]]  # zone id → the headings a judge may write for it (# 超次元)
     unchecked: list[str] = []  # what the text does not state (shown on every result)
+    caveat: HandOff | None = None  # what the text is (an unofficial draft), quoted; shown on the deck page
     rules: list[DeckRule]
 
 
@@ -121,6 +122,8 @@ def load_deck_rules(directory: str | Path | Sequence[str | Path], corpus: Corpus
             continue
         if MAIN not in df.zones:
             problems.append(f"{path}: zones: needs '{MAIN}'")
+        if df.caveat is not None:
+            _check_citations(f"{path}: caveat", df.caveat.citations, corpus, game, problems)
         policy = policies.get(game) if policies else None
         listed: dict[str, str] = {}
         for i, r in enumerate(df.rules):

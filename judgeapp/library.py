@@ -12,6 +12,7 @@ from flask import current_app
 
 from .corpus import Corpus, load_corpus
 from .decks import DeckRules, load_deck_rules
+from .lookup import Lookup
 from .policy import Policies, PolicyError, load_policies
 from .search import IndexDoc, SearchIndex, ensure_index, load_synonyms
 from .yamlload import load_yaml
@@ -22,7 +23,7 @@ class Library:
     corpus: Corpus
     index: SearchIndex
     policies: Policies | None = None
-    situations: SearchIndex | None = None  # the infractions, searched as a judge describes a situation
+    lookup: Lookup | None = None  # the situation lookup (judgeapp/lookup.py)
     decks: dict[str, DeckRules] | None = None  # each game's deck construction rules
 
 
@@ -35,8 +36,8 @@ def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
 
 
 def situation_docs(policies: Policies) -> Iterator[IndexDoc]:
-    """Every infraction as the situation lookup sees it: its name, description, judges' words and the
-    wizard answers that lead to it."""
+    """Every infraction as a plain word index sees it (the offline lookup's export): its name, description,
+    judges' words and the wizard answers that lead to it."""
     for policy in policies.games.values():
         leads: dict[str, list[str]] = {}
         for node in policy.nodes.values():
@@ -53,9 +54,11 @@ def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
                  synonyms_path: str | Path | None = None, rebuild: bool = False,
                  infractions_dir: str | Path | list | None = None,
                  situation_index_dir: str | Path | None = None) -> Library:
-    """Load the corpus (and the policies), build the indexes when missing or stale (or `rebuild`), open them.
+    """Load the corpus (and the policies), build the index when missing or stale (or `rebuild`), open it.
 
-    `corpus_dir` and `infractions_dir` may each be a list of folders: the project's, then extra ones."""
+    `corpus_dir` and `infractions_dir` may each be a list of folders: the project's, then extra ones.
+    The situation lookup is built in memory from the policies and the corpus (a fraction of a second);
+    `situation_index_dir` is accepted for older configurations and no longer used."""
     corpus = load_corpus(corpus_dir)
     ensure_index(lambda: index_docs(corpus), index_dir, corpus.version, force=rebuild)
     synonyms = []
@@ -69,10 +72,8 @@ def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
         lib.decks = load_deck_rules(infractions_dir, corpus, policies, problems)
         if problems:
             raise PolicyError(problems)
-        situation_index_dir = situation_index_dir or Path(index_dir).with_name("situation-index")
-        ensure_index(lambda: situation_docs(policies), situation_index_dir, policies.version, force=rebuild)
         lib.policies = policies
-        lib.situations = SearchIndex(situation_index_dir, synonyms)
+        lib.lookup = Lookup(corpus, policies, synonyms)
     return lib
 
 

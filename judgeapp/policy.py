@@ -29,6 +29,7 @@ from .yamlload import DuplicateKeyError, load_yaml
 ID_RE = r"^[a-z0-9][a-z0-9-]*$"
 RESERVED_NODE_IDS = {"at", "q", "next", "run", "a", "game", "infraction_id"}
 NO_RULE_LABEL = "規定なし（ヘッドジャッジの判断）"
+HAND_OFF_DEFAULT = "ヘッドジャッジに判断を仰いでください。"
 
 
 class PolicyError(Exception):
@@ -50,6 +51,12 @@ class Citation(Strict):
     quote: str = Field(min_length=2, max_length=200)
 
 
+def _needs_removal(item):
+    if item.removes and not item.removal:
+        raise ValueError("removes: true needs 'removal': what then happens, in the text's words")
+    return item
+
+
 class Level(Strict):
     """A penalty level as the text names it (イジンデン ①【注意】, Lycee 注意 = N)."""
 
@@ -58,10 +65,13 @@ class Level(Strict):
     mark: str = Field(min_length=1)  # short mark: N, ①
     description: str = Field(min_length=1)
     removes: bool = False  # the player takes no further part in the event (失格)
+    removal: str | None = None  # with removes: what then happens, in the text's words (shown, never a template's)
     ends_game: bool = False  # the current game ends at once
     restricted_to: str | None = None  # who alone may issue it, in the text's words
     grant: str | None = Field(default=None, pattern=ID_RE)  # the permission the organizer grants for it
     citations: list[Citation] = Field(min_length=1)
+
+    _removal = model_validator(mode="after")(_needs_removal)
 
 
 class Consequence(Strict):
@@ -71,7 +81,18 @@ class Consequence(Strict):
     label: str = Field(min_length=1)
     description: str = Field(min_length=1)
     removes: bool = False
+    removal: str | None = None  # with removes: what then happens, in the text's words
+    result: bool = False  # a result the text states (不戦敗 after a drop), not a penalty: never recorded or counted
     citations: list[Citation] = Field(min_length=1)
+
+    _removal = model_validator(mode="after")(_needs_removal)
+
+
+class HandOff(Strict):
+    """Who decides what the text leaves open, in the policy's words (tcg-taikai: no head judge in 一般)."""
+
+    text: str = Field(min_length=1)
+    citations: list[Citation] = []
 
 
 class Rule(Strict):
@@ -79,21 +100,29 @@ class Rule(Strict):
 
     converts: every `count` of `level` count as one of `to` (Lycee: 注意 2 = 警告 1).
     removes: reaching `count` of `level` (after conversions) removes the player (Lycee: 警告 2).
-    upgrade: from the `count`-th `level` on, the judge *may* upgrade to one of `to_any` (イジンデン).
+    upgrade: the judge *may* upgrade to one of `to_any` (イジンデン); `count` is left out where the text gives
+    no number (「何度も」): the offer then comes with every repeat, showing the earlier records.
     """
 
     id: str = Field(pattern=ID_RE)
     kind: Literal["converts", "removes", "upgrade"]
     level: str
-    count: int = Field(ge=1, le=10)
+    count: int | None = Field(default=None, ge=1, le=10)
     to: str | None = None
     to_any: list[str] = []
     automatic: bool
     text: str = Field(min_length=1)  # the rule in plain words
+    removal: str | None = None  # kind removes: what then happens, in the text's words
+    consequence: str | None = None  # kind removes: the consequence it leads to (Lycee: トーナメントからの除外)
+    keywords: list[str] = []  # judges' words for the situation lookup
     citations: list[Citation] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _shape(self):
+        if self.kind != "upgrade" and self.count is None:
+            raise ValueError(f"{self.kind} needs 'count'")
+        if self.kind == "removes" and not self.removal:
+            raise ValueError("removes needs 'removal': what then happens, in the text's words")
         if self.kind == "converts" and (not self.to or self.to_any):
             raise ValueError("converts needs 'to' (one level) and no 'to_any'")
         if self.kind == "upgrade" and (not self.to_any or self.to):
@@ -170,9 +199,7 @@ class PolicyFile(Strict):
     summary: str = Field(min_length=1)
     gaps: list[str] = []  # what the text does not decide, in plain words
     competitive_question: bool = False  # the wizard may ask 競技/一般 (tcg-taikai)
-    # What the pages say of a player whom a level, a consequence or a rule with `removes` takes out of the
-    # event (Lycee: トーナメントからの除外).
-    removed_words: str = Field(min_length=1)
+    hand_off: HandOff | None = None  # where the text decides nothing: who decides (default: the head judge)
     levels: list[Level] = []
     consequences: list[Consequence] = []
     rules: list[Rule] = []
@@ -183,6 +210,7 @@ class Scenario(Strict):
     id: str = Field(pattern=ID_RE)
     situation: str = Field(min_length=1)
     infraction: str  # the infraction id that answers it
+    accept: list[str] = []  # other answers the text allows as well (level/consequence ids, no-penalty, none)
     reasoning: str = Field(min_length=1)
 
 
@@ -213,6 +241,16 @@ class Policy:
     def name(self) -> str:
         return self.file.name
 
+    @property
+    def recordable(self) -> list[Level | Consequence]:
+        """What a judge may record: the levels and the consequences that are penalties (not results)."""
+        return list(self.levels.values()) + [c for c in self.consequences.values() if not c.result]
+
+    @property
+    def hand_off(self) -> HandOff:
+        """Who decides what the text leaves open: the policy's own words, else the head judge."""
+        return self.file.hand_off or HandOff(text=HAND_OFF_DEFAULT)
+
     def penalty_label(self, infraction: Infraction) -> str | None:
         """The penalty as the API reports it: the level's or consequence's label, or None."""
         if infraction.penalty is None:
@@ -229,10 +267,13 @@ class Policy:
             return None
         return self.levels.get(infraction.penalty) or self.consequences.get(infraction.penalty)
 
-    def resolve(self, name: str) -> Level | Consequence | None:
-        """A level or consequence by id, label, mark or the text's bracketed form (【警告】, ②, W, w)."""
+    def resolve(self, name: str, results: bool = False) -> Level | Consequence | None:
+        """A level or consequence by id, label, mark or the text's bracketed form (【警告】, ②, W, w).
+
+        A result that is not a penalty (`result: true`) is found only with `results=True`: it can never be
+        recorded, and the standing engine names it without counting it."""
         key = _key(name)
-        for item in list(self.levels.values()) + list(self.consequences.values()):
+        for item in list(self.levels.values()) + [c for c in self.consequences.values() if results or not c.result]:
             names = {item.id, item.label}
             if isinstance(item, Level):
                 names |= {item.mark, f"{item.mark}{item.label}", f"{item.mark}【{item.label}】"}
@@ -350,6 +391,8 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
     for i, r in enumerate(pf.rules):
         where = f"{p}: rules[{i}]"
         _check_citations(where, r.citations, corpus, game, problems)
+        if r.consequence is not None and r.consequence not in consequences:
+            problems.append(f"{where}.consequence: unknown consequence '{r.consequence}'")
         for key, lid in [("level", r.level), ("to", r.to)] + [("to_any", x) for x in r.to_any]:
             if lid is not None and lid not in levels:
                 problems.append(f"{where}.{key}: unknown level '{lid}' (levels: {', '.join(levels) or 'none'})")
@@ -411,6 +454,11 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
     for i, s in enumerate(tf.scenarios):
         if s.infraction not in infractions:
             problems.append(f"{t}: scenarios[{i}].infraction: unknown infraction '{s.infraction}'")
+        for j, a in enumerate(s.accept):
+            if a not in levels and a not in consequences and a not in ("no-penalty", "none"):
+                problems.append(f"{t}: scenarios[{i}].accept[{j}]: unknown answer '{a}'")
+    if pf.hand_off is not None:
+        _check_citations(f"{p}: hand_off", pf.hand_off.citations, corpus, game, problems)
     if len(problems) > before:
         return None
     return Policy(game=game, file=pf, wizard=wf, training=tf, levels=levels, consequences=consequences,
@@ -470,7 +518,7 @@ class Standing:
     removed: bool
     steps: list[Step]
     notes: list[str]
-
+    removed_text: str | None = None  # what removal means here, in the policy's words
 
 class StandingError(ValueError):
     """A penalty the policy does not know (the message is Japanese, for the judge)."""
@@ -484,11 +532,15 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
     for the judge to decide.
     """
     items = []
+    result_notes: list[str] = []
     for i, name in enumerate(penalties):
-        item = policy.resolve(str(name))
+        item = policy.resolve(str(name), results=True)
+        if isinstance(item, Consequence) and item.result:
+            result_notes.append(f"{item.label}はペナルティではなく結果なので、数えません。")
+            continue
         if item is None:
             known = "、".join([lv.label for lv in policy.levels.values()] +
-                             [c.label for c in policy.consequences.values()])
+                             [c.label for c in policy.consequences.values() if not c.result])
             if not policy.file.ladder:
                 raise StandingError(f"{i + 1} 件目「{str(name)[:40]}」: {policy.name}にはペナルティの段階がありません。"
                                     f"記録できるのは {known or '（なし）'} です。")
@@ -499,6 +551,7 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
     order = list(policy.levels.values()) + list(policy.consequences.values())
     counts: dict[str, int] = {}
     removed = False
+    removed_text: str | None = None
     steps: list[Step] = []
     for item in items:
         counts[item.label] = counts.get(item.label, 0) + 1
@@ -518,19 +571,29 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
             elif rule.kind == "removes":
                 if effective.get(level.label, 0) >= rule.count and not removed:
                     removed = True
+                    removed_text = rule.removal
                     notes.append(f"{level.label}が {effective[level.label]} 点になりました。{rule.text}")
-            elif rule.kind == "upgrade" and item.label == level.label and counts[level.label] >= rule.count:
-                targets = [policy.levels[x].label for x in rule.to_any]
-                upgrades.append({"from": level.label, "to": targets, "automatic": False, "rule": rule.id})
-                notes.append(f"{level.label}は {counts[level.label]} 回目です。{rule.text}"
-                             f"格上げするかどうかはジャッジの判断で、自動では変わりません。")
+            elif (rule.kind == "upgrade" and item.label == level.label
+                  and counts[level.label] >= (rule.count or 2)):
+                # Without a count in the text (「何度も」), every repeat is offered with the earlier records.
+                targets = [policy.levels[x] for x in rule.to_any]
+                earlier = counts[level.label] - 1
+                who = {t.label: t.restricted_to for t in targets if t.restricted_to}
+                upgrades.append({"from": level.label, "to": [t.label for t in targets], "automatic": False,
+                                 "rule": rule.id, "earlier": earlier, "count": rule.count, "restricted_to": who})
+                when = (f"{rule.count} 回目から格上げできます。" if rule.count
+                        else "本文は何回目からかを書いていません。")
+                notes.append(f"この選手はすでに{level.label}を {earlier} 回受けています。{rule.text}{when}"
+                             + "".join(f"【{lb}】を与えられるのは{w}です。" for lb, w in who.items())
+                             + "格上げするかどうかはジャッジの判断で、自動では変わりません。")
         if getattr(item, "removes", False) and not removed:
             removed = True
+            removed_text = item.removal
             notes.append(f"{item.label}: {item.description}")
         effective = {x.label: effective[x.label] for x in order if effective.get(x.label)}
         steps.append(Step(after=item.label, effective=effective, removed=removed, notes=notes, upgrades=upgrades))
 
-    final_notes: list[str] = []
+    final_notes: list[str] = list(dict.fromkeys(result_notes))
     if not policy.file.ladder:
         final_notes.append(f"{policy.name}にはペナルティの段階と累積の規定がありません。")
     for rule in policy.file.rules:
@@ -542,6 +605,7 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
         removed=removed,
         steps=steps,
         notes=final_notes,
+        removed_text=removed_text,
     )
 
 
@@ -551,6 +615,7 @@ def standing_json(s: Standing) -> dict:
         "counts": s.counts,
         "effective": s.effective,
         "removed": s.removed,
+        "removed_text": s.removed_text,
         "steps": [{"after": st.after, "effective": st.effective, "removed": st.removed, "notes": st.notes,
                    "upgrades": st.upgrades} for st in s.steps],
         "notes": s.notes,

@@ -8,6 +8,7 @@ from flask import jsonify, request, url_for
 from ..decks import DeckError, check as check_deck, report_json
 from ..errors import JudgeappError
 from ..library import current_library
+from ..lookup import match_json
 from ..policy import Policy, StandingError, standing, standing_json
 from . import bp
 
@@ -122,19 +123,20 @@ def section(section_id: str):
 
 @bp.get("/infractions")
 def infractions():
-    """Situations matched by free text, best first (`q`); without `q`, every infraction of the game(s)."""
+    """Situations matched by free text, best first (`q`, judgeapp/lookup.py): an infraction, or a section that
+    decides no penalty (`kind: section`, `penalty: null`); `none: true` with a `message` when nothing in the
+    text fits. Without `q`, every infraction of the game(s)."""
     lib = current_library()
     game = _game_arg()
     limit = _limit()
     q = request.args.get("q", "").strip()
     if q:
-        results = lib.situations.search(q, game=game, limit=limit)
-        out = []
-        for hit in results.hits:
-            found = lib.policies.infraction(hit.id)
-            if found:
-                out.append(infraction_json(found[0], found[1], hit.score))
-        return jsonify({"query": results.query, "total": results.total, "results": out})
+        found = lib.lookup.search(q, game=game, limit=limit)
+        out = [match_json(m) for m in found.matches]
+        body = {"query": found.query, "total": len(out), "results": out}
+        if found.none:
+            body.update(none=True, message=found.message)
+        return jsonify(body)
     games = [game] if game else list(lib.policies.games)
     out = [infraction_json(p, inf) for g in games if (p := lib.policies.get(g)) for inf in p.infractions.values()]
     return jsonify({"query": "", "total": len(out), "results": out})
@@ -155,7 +157,6 @@ def policy(game: str):
     p = _policy(game)
     return jsonify({
         "game": p.game, "name": p.name, "ladder": p.file.ladder, "summary": p.file.summary, "gaps": p.file.gaps,
-        "removed_words": p.file.removed_words,
         "levels": [{"id": lv.id, "label": lv.label, "mark": lv.mark, "description": lv.description,
                     "removes": lv.removes, "ends_game": lv.ends_game, "restricted_to": lv.restricted_to,
                     "grant": lv.grant, "citations": [c.section for c in lv.citations]}

@@ -579,7 +579,7 @@ def _level(policy: Policy, level: object):
         return NO_PENALTY
     item = policy.resolve(str(level or ""))
     if item is None:
-        names = "、".join([x.label for x in policy.levels.values()] + [x.label for x in policy.consequences.values()]
+        names = "、".join([x.label for x in policy.recordable]
                          + [NO_PENALTY.label])
         raise JudgeappError(f"ペナルティを選んでください（{names}）。", 400, "bad_level")
     return item

@@ -86,6 +86,15 @@ def choose():
                            game=game)
 
 
+@bp.get("/wizard/lookup")
+def lookup_all():
+    """The situation lookup across every game, from the home page: answers grouped by game."""
+    lib = current_library()
+    q = request.args.get("q", "").strip()
+    found = lib.lookup.search_all(q) if q else None
+    return render_template("wizard/lookup.html", q=q, found=found, games=lib.corpus.games)
+
+
 @bp.get("/wizard/<game>")
 def step(game: str):
     """The next question on the path, and the situation lookup on the first page."""
@@ -105,15 +114,8 @@ def step(game: str):
 
 
 def lookup(game: str | None, q: str, limit: int):
-    """Infractions matching a situation typed in plain Japanese, best first."""
-    lib = current_library()
-    results = lib.situations.search(q, game=game, limit=limit)
-    out = []
-    for hit in results.hits:
-        found = lib.policies.infraction(hit.id)
-        if found:
-            out.append((found[0], found[1], hit))
-    return out
+    """What the text decides for a situation typed in plain Japanese (judgeapp/lookup.py)."""
+    return current_library().lookup.search(q, game=game, limit=limit)
 
 
 def prior_penalties(policy: Policy) -> tuple[dict[str, int], list[str]]:
@@ -201,8 +203,15 @@ def choices(policy: Policy) -> list[tuple[str, str]]:
 
 
 def expected(policy: Policy, scenario) -> str:
+    """The answer the scenario's infraction gives."""
     inf = policy.infractions[scenario.infraction]
     return inf.penalty or ("no-penalty" if inf.procedure else "none")
+
+
+def accepted(policy: Policy, scenario) -> list[str]:
+    """Every right answer: the infraction's, and the others the text allows (a suspension it says an
+    official 「できます」 issue is never the only right answer)."""
+    return list(dict.fromkeys([expected(policy, scenario), *scenario.accept]))
 
 
 @bp.get("/training")
@@ -234,7 +243,8 @@ def training(game: str):
         return url_for("wizard.training", game=game, run=",".join(run), **kw)
 
     common = dict(policy=policy, game_obj=lib.corpus.games[game], run=run, answers=answers, labels=labels,
-                  corpus=lib.corpus, scenarios=scenarios, expected=lambda s: expected(policy, s), url=url)
+                  corpus=lib.corpus, scenarios=scenarios, expected=lambda s: expected(policy, s), accepted=lambda s: accepted(policy, s),
+                  url=url)
     k = len(answers)
     if k and request.args.get("next") != "1":
         s = scenarios[run[k - 1]]
@@ -246,7 +256,7 @@ def training(game: str):
         return render_template("wizard/training.html", stage="question", scenario=s, number=k + 1,
                                options=[(cid, label, url(a=f"{prefix},{cid}" if prefix else cid))
                                         for cid, label in choices(policy)], **common)
-    missed = [scenarios[r] for r, a in zip(run, answers) if a != expected(policy, scenarios[r])]
+    missed = [scenarios[r] for r, a in zip(run, answers) if a not in accepted(policy, scenarios[r])]
     return render_template("wizard/training.html", stage="summary", missed=missed,
                            score=len(run) - len(missed), **common)
 

@@ -1,0 +1,126 @@
+"""Situation lookup quality and speed on the real corpus (judgeapp.lookup).
+
+    .venv/bin/python bench/lookup_bench.py [--misses TABLE ...]
+
+For each table in tests/cases/ (situations*.yaml), prints how often the text's answer (its penalty, or null
+where it prescribes none; discretion flagged where the text leaves it open) comes with a citation that
+supports it, in the top 3 and first; for the table of situations no text covers (situations_none.yaml), how
+often the lookup says it found nothing. Then the lookup's build time and its query time (median, p95) over
+every query of every table. `--misses TABLE` lists the misses of a table (never pass the reporting half).
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from judgeapp.corpus import load_corpus  # noqa: E402
+from judgeapp.lookup import Lookup, match_json  # noqa: E402
+from judgeapp.policy import load_policies  # noqa: E402
+from judgeapp.search import load_synonyms  # noqa: E402
+
+CASES = ROOT / "tests" / "cases"
+TABLES = ["situations.yaml", "situations_holdout.yaml", "situations_tune.yaml", "situations_report.yaml"]
+NONE_TABLE = "situations_none.yaml"
+
+
+def case_sections(case: dict) -> list[str]:
+    """The sections that carry a row's answer (`section`, or a list `sections`)."""
+    out = case.get("sections") or case.get("section") or []
+    return [out] if isinstance(out, str) else list(out)
+
+
+def same_penalty(got: str | None, want: str | None) -> bool:
+    """The row's penalty as its writer named it: 出場停止 is our 出場停止（1年）, the same penalty with its period."""
+    if got is None or want is None:
+        return got is want
+    return got == want or got.startswith(f"{want}（")
+
+
+def supports(result: dict, case: dict) -> bool:
+    """The result gives the row's answer with a citation that carries it."""
+    if not same_penalty(result["penalty"], case.get("penalty")):
+        return False
+    if case.get("discretion") and not result["discretion"]:
+        return False
+    return any(s in result["citations"] for s in case_sections(case))
+
+
+def score_table(lookup: Lookup, cases: list[dict]) -> tuple[int, int, list[str]]:
+    first = top3 = 0
+    misses = []
+    for case in cases:
+        res = lookup.search(case["q"], game=case["game"], limit=3)
+        results = [match_json(m) for m in res.matches]
+        if results and supports(results[0], case):
+            first += 1
+        if any(supports(r, case) for r in results):
+            top3 += 1
+        else:
+            misses.append(f"{case['game']} {case['q']!r}: want {case.get('penalty')} "
+                          f"d={case.get('discretion')} @ {case_sections(case)}, got "
+                          f"{[(r['id'], r['penalty'], r['discretion'], r['coverage']) for r in results]}"
+                          f"{' NONE cov=%.2f' % res.coverage if res.none else ''}")
+    return first, top3, misses
+
+
+def main(argv: list[str]) -> None:
+    show = set(argv[argv.index("--misses") + 1:]) if "--misses" in argv else set()
+    t0 = time.perf_counter()
+    corpus = load_corpus(ROOT / "rules_corpus")
+    policies = load_policies(ROOT / "infractions", corpus)
+    synonyms = load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml")
+    t1 = time.perf_counter()
+    lookup = Lookup(corpus, policies, synonyms)
+    t2 = time.perf_counter()
+    print(f"load corpus+policies {1000 * (t1 - t0):.0f} ms, build lookup {1000 * (t2 - t1):.0f} ms "
+          f"({len(lookup.answers)} answers)")
+    queries = []
+    for name in TABLES:
+        path = CASES / name
+        if not path.exists():
+            print(f"{name}: (not present)")
+            continue
+        cases = yaml.safe_load(path.read_text(encoding="utf-8"))
+        queries += [(c["q"], c["game"]) for c in cases]
+        first, top3, misses = score_table(lookup, cases)
+        n = len(cases)
+        print(f"{name}: n={n} top-3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+        if name.removesuffix(".yaml") in show or name in show:
+            if "report" in name:
+                print("  (misses of the reporting half are not shown)")
+            else:
+                for m in misses:
+                    print("  miss:", m)
+    path = CASES / NONE_TABLE
+    if path.exists():
+        cases = yaml.safe_load(path.read_text(encoding="utf-8"))
+        said = [c for c in cases if lookup.search(c["q"], game=c.get("game")).none]
+        print(f"{NONE_TABLE}: n={len(cases)} nothing found {len(said)}/{len(cases)} = {len(said) / len(cases):.1%}")
+        queries += [(c["q"], c.get("game")) for c in cases]
+        if "none" in show or NONE_TABLE in show:
+            for c in cases:
+                r = lookup.search(c["q"], game=c.get("game"), limit=3)
+                if not r.none:
+                    print("  listed:", c.get("game"), repr(c["q"]), r.coverage,
+                          [m.answer.key for m in r.matches])
+    times = []
+    for _ in range(3):
+        for q, g in queries:
+            t = time.perf_counter()
+            lookup.search(q, game=g, limit=10)
+            times.append(1000 * (time.perf_counter() - t))
+    times.sort()
+    print(f"query: n={len(times)} median {statistics.median(times):.2f} ms, "
+          f"p95 {times[int(0.95 * len(times)) - 1]:.2f} ms")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

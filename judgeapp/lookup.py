@@ -1,0 +1,593 @@
+"""The situation lookup: a judge's story in, what the text decides out (docs/infractions.md, "The lookup").
+
+It reads the whole evidence, not one bag of words:
+- each infraction's own words (its name, description, judges' words, the wizard answers and training
+  situations that lead to it, its remedy);
+- the text itself, line by line: every sentence and every item of the text's own example lists (違反例), with
+  its section's title. A line that an infraction quotes stands for that infraction; a line of a section that
+  infractions cite but do not quote stands, more weakly, for them; a line of a section no infraction cites
+  stands for the section itself: the answer is then that section, `penalty: null`, quoting what it decides
+  (a drop, a concession, a result, a procedure);
+- the same units again as character bigrams, for loose spelling (a mora dropped, kana for kanji);
+- the cited sections' whole text.
+Each is ranked on its own (BM25) and the rankings are fused by reciprocal rank fusion.
+
+Nothing fits when the best answer's own evidence covers too little of what the judge typed: the share of the
+query's words (weighted by how rare they are) found in that answer's evidence, or of its character bigrams,
+is under a threshold (`NONE_THRESHOLD`), or under a lower one (`NONE_THRESHOLD_WORDS`) when fewer than two
+of the judge's words are found. Both are calibrated on tables of situations the texts cover and situations
+they do not (tests/cases/, tests/test_lookup.py). The API, the wizard pages, the home page and the tests all call
+`Lookup.search`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+from markupsafe import Markup, escape
+
+from .corpus import Corpus, Section
+from .policy import Citation, Infraction, Policies, Policy, Rule
+from .search import analyzer, load_synonyms  # noqa: F401  (load_synonyms: callers pass its result)
+from .textnorm import clean_query, fold, is_kana, squash
+
+# Words that carry no meaning in a judge's story (normalized forms, folded).
+STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる",
+                          "せる", "させる", "無い", "ない", "て", "た", "此の", "其の", "何", "為", "時", "場合",
+                          "ちゃう", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん", "君", "ちゃん",
+                          "良い", "言う", "思う", "貰う", "呉れる", "下さる", "欲しい", "出来る", "如何", "何故")}
+# Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
+# NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
+# Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
+NONE_THRESHOLD = 0.50
+NONE_THRESHOLD_WORDS = 0.38
+RRF_K = 1.0
+WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
+# A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
+OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
+SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
+NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
+K1, B = 1.2, 0.6
+
+
+@dataclass
+class Answer:
+    """One thing the lookup can answer: an infraction of a policy, an accumulation or upgrade rule, or a section
+    that decides no penalty."""
+
+    key: str  # "<game>/<infraction id>", "<game>/rule:<rule id>" or "section:<section id>"
+    game: str
+    policy: Policy
+    infraction: Infraction | None = None
+    section: Section | None = None
+    rule: Rule | None = None
+
+    @property
+    def citations(self) -> list[Citation]:
+        if self.infraction is not None:
+            return self.infraction.citations
+        if self.rule is not None:
+            return self.rule.citations
+        return []
+    terms: set[str] = field(default_factory=set)  # its own evidence, for the nothing-fits test
+    grams: set[str] = field(default_factory=set)
+
+
+@dataclass
+class Unit:
+    """A piece of evidence: terms, and the answers it stands for (with a weight)."""
+
+    text: str
+    section: str | None
+    targets: list[tuple[int, float]]  # (answer index, weight)
+    terms: Counter
+    grams: Counter
+
+
+@dataclass
+class Match:
+    """One answer, with why it matched."""
+
+    answer: Answer
+    score: float
+    coverage: float
+    found: int  # how many of the judge's words its evidence holds (directly or by a dictionary synonym)
+    words: list[str]  # the judge's words that matched
+    section: str | None  # the section that carries the answer
+    passage: str  # the evidence shown (plain text)
+    alternatives: frozenset = frozenset()  # the query's terms that matched, for the snippet
+
+    @property
+    def snippet(self) -> Markup:
+        """The passage with the matched words in <mark> (made when shown)."""
+        return mark(self.passage, self.alternatives)
+
+    @property
+    def kind(self) -> str:
+        a = self.answer
+        return "infraction" if a.infraction is not None else "rule" if a.rule is not None else "section"
+
+
+@dataclass
+class LookupResult:
+    query: str
+    matches: list[Match]
+    none: bool
+    message: str | None
+    coverage: float  # the best answer's coverage (what the threshold compares)
+
+    def groups(self) -> list[tuple[str, list[Match]]]:
+        """The matches by game, in the order the games first appear."""
+        out: dict[str, list[Match]] = {}
+        for m in self.matches:
+            out.setdefault(m.answer.game, []).append(m)
+        return list(out.items())
+
+
+class _Bm25:
+    """BM25 over a list of term counters, queried word by word (a word matches by any of its forms)."""
+
+    def __init__(self, docs: list[Counter]):
+        self.n = len(docs)
+        self.lengths = np.array([max(1, sum(d.values())) for d in docs], dtype=np.float64)
+        self.avg = float(self.lengths.mean()) if self.n else 1.0
+        post: dict[str, tuple[list[int], list[float]]] = {}
+        for i, d in enumerate(docs):
+            for t, c in d.items():
+                ids, tfs = post.setdefault(t, ([], []))
+                ids.append(i)
+                tfs.append(float(c))
+        self.post = {t: (np.array(ids, dtype=np.int64), np.array(tfs)) for t, (ids, tfs) in post.items()}
+        self.norm = K1 * ((1 - B) + B * self.lengths / self.avg)
+
+    def word_tf(self, alternatives) -> np.ndarray | None:
+        tf = None
+        for a in alternatives:
+            p = self.post.get(a)
+            if p is None:
+                continue
+            if tf is None:
+                tf = np.zeros(self.n)
+            ids, t = p
+            tf[ids] = np.maximum(tf[ids], t)
+        return tf
+
+    def scores(self, words: list[tuple[tuple[str, ...], float]]) -> np.ndarray:
+        out = np.zeros(self.n)
+        for alternatives, weight in words:
+            tf = self.word_tf(alternatives)
+            if tf is None:
+                continue
+            df = int(np.count_nonzero(tf))
+            idf = math.log(1 + (self.n - df + 0.5) / (df + 0.5))
+            out += weight * idf * (tf * (K1 + 1)) / (tf + self.norm)
+        return out
+
+
+_SPANS: dict[str, list[tuple[int, int, frozenset]]] = {}
+
+
+class _Groups:
+    """The dictionary's synonym groups of each word (審判 and ジャッジ, 盗む and 窃盗 share one), by surface.
+
+    Sudachi's `Morpheme.synonym_group_ids()` from the same dictionary and split mode as the analyzer; the
+    analyzer's words do not carry them, so the text is tokenized once more here (a Sudachi tokenizer is not
+    thread-safe: behind a lock)."""
+
+    def __init__(self) -> None:
+        from sudachipy import Dictionary, SplitMode
+
+        self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
+        self._lock = threading.Lock()
+
+    def of(self, text: str) -> dict[str, tuple[str, ...]]:
+        out: dict[str, tuple[str, ...]] = {}
+        for line in text.splitlines():
+            for start in range(0, len(line), 4000):
+                chunk = line[start:start + 4000]
+                if not chunk.strip():
+                    continue
+                with self._lock:
+                    for m in self._tokenizer.tokenize(chunk):
+                        ids = m.synonym_group_ids()
+                        if ids:
+                            out[m.surface()] = tuple(f"g:{i}" for i in ids)
+        return out
+
+
+_groups: _Groups | None = None
+_groups_lock = threading.Lock()
+
+
+def groups() -> _Groups:
+    global _groups
+    with _groups_lock:
+        if _groups is None:
+            _groups = _Groups()
+    return _groups
+
+
+def _terms(text: str) -> Counter:
+    """A text's terms (each word's forms and reading); its words' places are kept for `mark`."""
+    out: Counter = Counter()
+    spans = []
+    folded = fold(text)
+    pos = 0
+    synonyms = groups().of(text)
+    for w in analyzer().words(text):
+        at = folded.find(fold(w.surface), pos)
+        if at >= 0:
+            pos = at + len(w.surface)
+        if w.forms[0] in STOP:
+            continue
+        terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ())
+                          + synonyms.get(w.surface, ()))
+        if at >= 0:
+            spans.append((at, at + len(w.surface), terms))
+        for t in terms:
+            out[t] += 1
+    if len(_SPANS) < 20000:
+        _SPANS[text] = spans
+    return out
+
+
+def _grams(text: str) -> Counter:
+    s = squash(text)
+    return Counter(s[i:i + 2] for i in range(len(s) - 1))
+
+
+def _passages(text: str) -> list[str]:
+    """A section's lines; a long line split into its sentences."""
+    out = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if len(line) <= 90:
+            out.append(line)
+            continue
+        out.extend(s for s in re.split(r"(?<=。)", line) if s.strip())
+    return out
+
+
+def _quote_in(quote: str, passage: str) -> bool:
+    q, p = squash(quote), squash(passage)
+    return bool(q) and (q in p or (len(p) >= 8 and p in q))
+
+
+class Lookup:
+    """The situation lookup over every policy and the corpus; build once, query from any thread."""
+
+    def __init__(self, corpus: Corpus, policies: Policies, synonyms: list[tuple[list[str], list[str]]] = ()):
+        self.corpus = corpus
+        self.policies = policies
+        self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
+        self.answers: list[Answer] = []
+        index: dict[str, int] = {}
+        own_units: list[Unit] = []
+        passage_units: list[Unit] = []
+        section_units: list[Unit] = []
+        for policy in policies.games.values():
+            leads: dict[str, list[str]] = {}
+            for node in policy.nodes.values():
+                for a in node.answers:
+                    if a.outcome:
+                        leads.setdefault(a.outcome, []).extend([a.label, a.hint or ""])
+            for s in policy.training.scenarios:
+                leads.setdefault(s.infraction, []).append(s.situation)
+            cited: dict[str, list[int]] = {}
+            for rule in policy.file.rules:
+                i = len(self.answers)
+                ans = Answer(key=f"{policy.game}/rule:{rule.id}", game=policy.game, policy=policy, rule=rule)
+                self.answers.append(ans)
+                index[ans.key] = i
+                lv = policy.levels[rule.level].label
+                text = "\n".join([rule.text, rule.text, lv, " ".join(rule.keywords), " ".join(rule.keywords)])
+                _terms(rule.text)
+                own_units.append(Unit(text=rule.text, section=None, targets=[(i, 1.0)], terms=_terms(text),
+                                      grams=_grams(text)))
+                for c in rule.citations:
+                    cited.setdefault(c.section, [])
+                    if i not in cited[c.section]:
+                        cited[c.section].append(i)
+            for inf in policy.infractions.values():
+                i = len(self.answers)
+                ans = Answer(key=f"{policy.game}/{inf.id}", game=policy.game, policy=policy, infraction=inf)
+                self.answers.append(ans)
+                index[ans.key] = i
+                strong = " ".join([inf.name, inf.name, " ".join(inf.keywords), " ".join(inf.keywords)])
+                text = "\n".join([strong, inf.description, inf.remedy or "", *leads.get(inf.id, [])])
+                _terms(inf.description)
+                own_units.append(Unit(text=inf.description, section=None, targets=[(i, 1.0)],
+                                      terms=_terms(text), grams=_grams(text)))
+                for c in inf.citations:
+                    cited.setdefault(c.section, [])
+                    if i not in cited[c.section]:
+                        cited[c.section].append(i)
+            for sec in corpus.sections.values():
+                if sec.game != policy.game or not sec.text.strip():
+                    continue
+                infs = cited.get(sec.id, [])
+                if not infs or SECTION_ANSWERS_EVERYWHERE:
+                    j = len(self.answers)
+                    self.answers.append(Answer(key=f"section:{sec.id}", game=policy.game, policy=policy,
+                                               section=sec))
+                    index[f"section:{sec.id}"] = j
+                    own = [(j, 1.0)]
+                else:
+                    own = []
+                targets_all = own + [(i, 0.5) for i in infs]
+                title = _terms(sec.title)
+                for p in _passages(sec.text):
+                    quoted = [i for i in infs if any(c.section == sec.id and _quote_in(c.quote, p)
+                                                     for c in self.answers[i].citations)]
+                    targets = [(i, 1.0) for i in quoted] or targets_all
+                    terms = _terms(p)
+                    passage_units.append(Unit(text=p, section=sec.id, targets=targets, terms=terms + title,
+                                              grams=_grams(p)))
+                section_units.append(Unit(text=sec.text, section=sec.id,
+                                          targets=[(i, 1.0) for i in infs] + [(j, 0.9) for j, _ in own],
+                                          terms=_terms(sec.title + "\n" + sec.text), grams=Counter()))
+        # Each answer's own evidence: its own words and the lines that stand for it at full weight.
+        for u in own_units + passage_units:
+            for i, w in u.targets:
+                if w >= 1.0:
+                    self.answers[i].terms |= set(u.terms)
+                    self.answers[i].grams |= set(u.grams)
+        for a in self.answers:
+            if a.section is not None:
+                a.terms |= set(_terms(a.section.title))
+        self.index = index
+        self.units = {"own": own_units, "passage": passage_units, "section": section_units}
+        self.grams_units = own_units + passage_units
+        self._bm = {name: _Bm25([u.terms for u in units]) for name, units in self.units.items()}
+        self._bm["grams"] = _Bm25([u.grams for u in self.grams_units])
+        self._unit_game = {name: np.array([self.answers[u.targets[0][0]].game for u in units])
+                           for name, units in self.units.items()}
+        self._unit_game["grams"] = np.array([self.answers[u.targets[0][0]].game for u in self.grams_units])
+        self._answer_game = np.array([a.game for a in self.answers])
+        self._pairs = {}
+        for name in ("own", "passage", "section", "grams"):
+            units = self.grams_units if name == "grams" else self.units[name]
+            pairs = [(u, i, w) for u, unit in enumerate(units) for i, w in unit.targets]
+            self._pairs[name] = (np.array([p[0] for p in pairs], dtype=np.int64),
+                                 np.array([p[1] for p in pairs], dtype=np.int64), np.array([p[2] for p in pairs]))
+        self._strong: dict[int, list[int]] = {}
+        for u, unit in enumerate(passage_units):
+            for i, w in unit.targets:
+                if w >= 1.0:
+                    self._strong.setdefault(i, []).append(u)
+
+    # --- the query -------------------------------------------------------------------------------------
+
+    def _query_words(self, text: str) -> tuple[list[tuple[tuple[str, ...], float]], list[str]]:
+        """The query's words (each with its forms), the synonym list's phrases as weaker extra words."""
+        words: list[tuple[tuple[str, ...], float]] = []
+        surfaces: list[str] = []
+        synonyms = groups().of(text)
+        for w in analyzer().words(text):
+            if w.forms[0] in STOP:
+                continue
+            alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
+            if is_kana(w.surface) and len(w.reading) >= 2:
+                alts += ("r:" + w.reading,)
+            words.append((alts, 1.0))
+            surfaces.append(w.surface)
+            if w.surface in synonyms:  # the dictionary's synonyms: a weaker word of their own
+                words.append((synonyms[w.surface], 0.6))
+                surfaces.append(w.surface)
+        s = squash(text)
+        for keys, means in self.synonyms:
+            if any(k and k in s and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
+                   for k in keys):
+                for m in means:
+                    for w in analyzer().words(m):
+                        if w.forms[0] not in STOP:
+                            words.append((tuple(dict.fromkeys(w.forms + w.parts)), 0.5))
+                            surfaces.append("")
+        return words, surfaces
+
+    def search(self, query: str, game: str | None = None, limit: int = 10) -> LookupResult:
+        """Answers for a situation told in a judge's words, best first; `none` when nothing fits."""
+        text = clean_query(query)
+        limit = max(1, min(int(limit), 100))
+        if not text:
+            return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
+        words, surfaces = self._query_words(text)
+        qgrams = set(_grams(text))
+        fused = np.zeros(len(self.answers))
+        passage_scores = None
+        for name in ("own", "passage", "section", "grams"):
+            if name == "grams":
+                scores = self._bm[name].scores([((g,), 1.0) for g in qgrams])
+            else:
+                scores = self._bm[name].scores(words)
+            if game is not None:
+                scores = np.where(self._unit_game[name] == game, scores, 0.0)
+            if name == "passage":
+                passage_scores = scores
+            pu, pa, pw = self._pairs[name]
+            per_answer = np.zeros(len(self.answers))
+            np.maximum.at(per_answer, pa, scores[pu] * pw)
+            ranked = np.argsort(-per_answer, kind="stable")[:50]
+            ranked = ranked[per_answer[ranked] > 0]
+            fused[ranked] += WEIGHTS[name] / (RRF_K + np.arange(1, len(ranked) + 1))
+        order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][:limit]
+        weights = self._word_weights(words)
+        matches = []
+        for i in order:
+            cov, matched = self._coverage(i, words, weights, qgrams)
+            matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
+        fits = [m for m in matches[:3] if m.coverage >= NONE_THRESHOLD
+                or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)]
+        best = max((m.coverage for m in matches[:3]), default=0.0)
+        if not fits:
+            return LookupResult(query=text, matches=[], none=True, message=NONE_MESSAGE, coverage=best)
+        return LookupResult(query=text, matches=matches, none=False, message=None, coverage=best)
+
+    def search_all(self, query: str, limit: int = 3) -> LookupResult:
+        """The same lookup in every game at once, grouped by game (the games whose text fits, best first);
+        `none` when no game's text fits."""
+        results = [self.search(query, game=g, limit=limit) for g in self.policies.games]
+        fitting = sorted((r for r in results if not r.none and r.matches),
+                         key=lambda r: (-r.coverage, -r.matches[0].score))
+        text = clean_query(query)
+        if not fitting:
+            return LookupResult(query=text, matches=[], none=bool(text), message=NONE_MESSAGE if text else None,
+                                coverage=max((r.coverage for r in results), default=0.0))
+        return LookupResult(query=text, matches=[m for r in fitting for m in r.matches], none=False, message=None,
+                            coverage=fitting[0].coverage)
+
+    def _word_weights(self, words) -> list[float]:
+        bm = self._bm["passage"]
+        out = []
+        for alts, w in words:
+            tf = bm.word_tf(alts)
+            df = int(np.count_nonzero(tf)) if tf is not None else 0
+            out.append(w * math.log(1 + (bm.n - df + 0.5) / (df + 0.5)))
+        return out
+
+    def _coverage(self, i: int, words, weights, qgrams) -> tuple[float, list[int]]:
+        """The share of the query's weight found in the answer's own evidence (words, or else bigrams).
+
+        An infraction's or a rule's evidence is all of its own words and the lines it quotes; a section's is
+        each of its lines on its own (with the title), the best one counting: a long section holds many words.
+        A word found only through its dictionary synonym (the entry after it, weight < 1) counts 0.8; a
+        phrase of the synonym list found adds half its weight, never more than the query's total."""
+        answer = self.answers[i]
+        if answer.section is None:
+            return self._coverage_of(answer.terms, answer.grams, words, weights, qgrams)
+        best: tuple[float, list[int]] = (0.0, [])
+        for u in self._strong.get(i, ()):
+            unit = self.units["passage"][u]
+            got = self._coverage_of(unit.terms, unit.grams, words, weights, qgrams)
+            if got[0] > best[0]:
+                best = got
+        return best
+
+    def _coverage_of(self, terms, grams, words, weights, qgrams) -> tuple[float, list[int]]:
+        total = got = 0.0
+        matched = []
+        k = 0
+        while k < len(words):
+            alts, x = words[k]
+            hit = any(a in terms for a in alts)
+            if hit:
+                matched.append(k)
+            if x >= 1.0:
+                total += weights[k]
+                syn = k + 1 < len(words) and words[k + 1][0] and words[k + 1][0][0].startswith("g:")
+                if hit:
+                    got += weights[k]
+                elif syn and any(a in terms for a in words[k + 1][0]):
+                    got += 0.8 * weights[k]
+                    matched.append(k + 1)
+                if syn:
+                    k += 1
+            elif hit:
+                got += 0.5 * weights[k]
+            k += 1
+        word_cov = min(1.0, got / total) if total else 0.0
+        gram_cov = sum(1 for g in qgrams if g in grams) / len(qgrams) if qgrams else 0.0
+        return max(word_cov, gram_cov * 0.9), matched
+
+    def _match(self, i, score, cov, matched, surfaces, words, passage_scores) -> Match:
+        a = self.answers[i]
+        alts = set(t for k in matched for t in words[k][0])
+        # The section that carries the answer: a penalty is carried by the section that prescribes it (the
+        # first citation); otherwise the line that matched best says what the text decides.
+        carrier = a.citations[0].section if a.infraction is not None and a.infraction.penalty else None
+        best = None
+        for u in self._strong.get(i, ()):
+            if carrier and self.units["passage"][u].section != carrier:
+                continue
+            if passage_scores[u] > 0 and (best is None or passage_scores[u] > passage_scores[best]):
+                best = u
+        if best is not None:
+            unit = self.units["passage"][best]
+            passage, section = unit.text, unit.section
+        elif a.infraction is not None:
+            passage, section = a.infraction.description, a.infraction.citations[0].section
+        elif a.rule is not None:
+            passage, section = a.rule.text, a.rule.citations[0].section
+        else:
+            passage, section = _passages(a.section.text)[0], a.section.id
+        if a.section is not None:
+            section = a.section.id
+        found = len({k for k in matched if words[k][1] >= 1.0 or words[k][0][0].startswith("g:")})
+        return Match(answer=a, score=round(score, 4), coverage=round(cov, 3), found=found,
+                     words=list(dict.fromkeys(surfaces[k] for k in matched if surfaces[k])), section=section,
+                     passage=passage, alternatives=frozenset(alts))
+
+
+def mark(text: str, alternatives: set[str]) -> Markup:
+    """The text with each word that matched the query in <mark>; everything else escaped."""
+    out = []
+    pos = 0
+    if text not in _SPANS:
+        _terms(text)
+    for at, end, terms in _SPANS.get(text, ()):
+        if at < pos:
+            continue
+        if terms & alternatives:
+            out.append(str(escape(text[pos:at])))
+            out.append(f"<mark>{escape(text[at:end])}</mark>")
+            pos = end
+    out.append(str(escape(text[pos:])))
+    return Markup("".join(out))
+
+
+def match_json(m: Match) -> dict:
+    """One match as the API gives it: an infraction's fields, or a section's with `penalty: null`."""
+    a = m.answer
+    policy = a.policy
+    why = {"words": m.words, "section": m.section, "passage": m.passage, "snippet": str(m.snippet)}
+    if a.infraction is not None:
+        inf = a.infraction
+        return {
+            "id": a.key, "kind": "infraction", "game": a.game, "name": inf.name, "description": inf.description,
+            "penalty": policy.penalty_label(inf), "penalty_id": inf.penalty, "discretion": inf.discretion,
+            "discretion_note": inf.discretion_note, "head_judge": inf.head_judge, "procedure": inf.procedure,
+            "remedy": inf.remedy,
+            "also": inf.also + [f"{policy.consequences[c].label}：{policy.consequences[c].description}"
+                                for c in inf.also_consequences],
+            "citations": [c.section for c in inf.citations],
+            "quotes": [{"section": c.section, "quote": c.quote} for c in inf.citations],
+            "section": m.section, "decides": None,
+            "url": f"/wizard/{a.game}/{inf.id}", "score": m.score, "coverage": m.coverage, "why": why,
+        }
+    if a.rule is not None:
+        rule = a.rule
+        if rule.kind == "converts":
+            penalty_id = rule.to
+        elif rule.kind == "removes":
+            penalty_id = rule.consequence
+        else:
+            penalty_id = None
+        item = policy.levels.get(penalty_id) or policy.consequences.get(penalty_id) if penalty_id else None
+        return {
+            "id": a.key, "kind": "rule", "game": a.game, "name": rule.text, "description": rule.text,
+            "penalty": item.label if item else None, "penalty_id": penalty_id, "discretion": not rule.automatic,
+            "discretion_note": None if rule.automatic else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
+            "head_judge": False, "procedure": False, "remedy": None, "also": [],
+            "citations": [c.section for c in rule.citations],
+            "quotes": [{"section": c.section, "quote": c.quote} for c in rule.citations],
+            "section": m.section, "decides": rule.text, "url": f"/rules/{rule.citations[0].section}",
+            "score": m.score, "coverage": m.coverage, "why": why,
+        }
+    sec = a.section
+    open_ = bool(OPEN_RE.search(m.passage))
+    return {
+        "id": a.key, "kind": "section", "game": a.game, "name": sec.title, "description": m.passage,
+        "penalty": None, "penalty_id": None, "discretion": open_,
+        "discretion_note": "この節の文言（「できます」「ことがあります」など）は、判断に任せています。" if open_ else None,
+        "head_judge": False,
+        "procedure": False, "remedy": None, "also": [], "citations": [sec.id],
+        "quotes": [{"section": sec.id, "quote": m.passage}], "section": sec.id,
+        "decides": m.passage, "url": sec.url, "score": m.score, "coverage": m.coverage, "why": why,
+    }

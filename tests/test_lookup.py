@@ -1,0 +1,128 @@
+"""The situation lookup (judgeapp/lookup.py): quality on the situation tables, "nothing in this text fits" on
+situations no text covers, answers that are sections deciding no penalty, why each result matched, the
+lookup across all games from the home page, and the JSON API's shape."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+
+from judgeapp import ROOT
+from judgeapp.textnorm import squash
+
+from .conftest import CASES_DIR, load_cases
+
+sys.path.insert(0, str(ROOT / "bench"))
+from lookup_bench import case_sections, supports  # noqa: E402  (one definition of a supported answer)
+
+# Written by someone who never saw our code or data, split in two: we tuned on the first half only.
+TUNE = "situations_tune.yaml"
+REPORT = "situations_report.yaml"
+NONE = load_cases("situations_none.yaml")
+# Old tables (must not drop), then the unseen halves.
+TABLES = [t for t in ("situations.yaml", "situations_holdout.yaml", TUNE, REPORT) if (CASES_DIR / t).exists()]
+
+
+def _api(client, q, game=None, limit=3):
+    params = {"q": q, "limit": limit}
+    if game:
+        params["game"] = game
+    resp = client.get("/api/infractions", query_string=params)
+    assert resp.status_code == 200
+    return resp.get_json()
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_lookup_gives_the_texts_answer(client, table):
+    """The text's answer (its penalty, or null; discretion flagged where the row says the text leaves it open)
+    with a citation carrying it: in the first three for 90%, first for 75%."""
+    cases = load_cases(table)
+    first = top3 = 0
+    for case in cases:
+        results = _api(client, case["q"], case["game"])["results"]
+        first += bool(results) and supports(results[0], case)
+        top3 += any(supports(r, case) for r in results)
+    n = len(cases)
+    print(f"\n{table}: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= 0.90 and first / n >= 0.75
+
+
+def test_none_table_is_from_the_unseen_writer():
+    assert len(NONE) >= 20 and all(c.get("none") for c in NONE)
+
+
+@pytest.mark.parametrize("case", NONE, ids=[c["q"] for c in NONE])
+def test_nothing_in_the_text_fits(client, case):
+    body = _api(client, case["q"], case.get("game"))
+    assert body["results"] == [] and body["none"] is True
+    assert "見つかりませんでした" in body["message"]
+
+
+def test_the_threshold_is_between_the_tables(library):
+    """Calibration: every situation of the old tables and the tuning half clears the threshold."""
+    lookup = library.lookup
+    for table in ("situations.yaml", "situations_holdout.yaml", TUNE):
+        said_none = [c["q"] for c in load_cases(table) if lookup.search(c["q"], game=c["game"]).none]
+        assert len(said_none) <= 1, (table, said_none)
+
+
+def test_api_keeps_its_shape(client):
+    body = _api(client, "1枚多く引いちゃった", "ijinden")
+    assert set(body) == {"query", "total", "results"}
+    r = body["results"][0]
+    for key in ("id", "game", "name", "penalty", "discretion", "citations", "quotes", "url", "score"):
+        assert key in r
+    assert r["penalty"] == "注意" and r["section"] == "ijinden/floor-rules/ch10-1"
+
+
+def test_a_section_that_decides_no_penalty_is_the_answer(client, library):
+    """tcg-taikai 5b decides what a suspended player loses (権利の剥奪); no infraction cites it."""
+    body = _api(client, "出場停止を受けた人がそれまでに取った権利はどうなる", "tcg-taikai")
+    hit = next(r for r in body["results"] if r["citations"] == ["tcg-taikai/floor-rules/5b"])
+    assert hit["kind"] == "section" and hit["penalty"] is None
+    section = library.corpus.sections["tcg-taikai/floor-rules/5b"]
+    assert squash(hit["decides"]) in squash(section.text)  # quoted, never invented
+
+
+def test_why_each_result_matched(client):
+    r = _api(client, "観客が口出しした", "ijinden")["results"][0]
+    assert r["why"]["words"] and "観客" in r["why"]["words"]
+    assert "<mark>観客</mark>" in r["why"]["snippet"]
+    assert r["why"]["section"] in r["citations"]
+
+
+def test_cites_the_section_that_carries_the_answer(client):
+    """The shown section is the one whose line matched, not a neighbour the infraction also cites."""
+    r = _api(client, "わざと相手の山札のぞいた", "ijinden")["results"][0]
+    assert r["penalty"] == "失格" and r["section"] == "ijinden/floor-rules/ch10-4"
+
+
+def test_wizard_page_says_nothing_fits(client):
+    html = client.get("/wizard/tcg-taikai", query_string={"q": NONE[0]["q"]}).get_data(as_text=True)
+    assert "見つかりませんでした" in html and 'class="results lookup"' not in html
+
+
+def test_home_page_offers_the_lookup_across_games_grouped_by_game(client, library):
+    home = client.get("/").get_data(as_text=True)
+    assert 'action="/wizard/lookup"' in home
+    html = client.get("/wizard/lookup", query_string={"q": "観客が口出しした"}).get_data(as_text=True)
+    groups = re.findall(r'<h2 class="lookup-game">([^<]+)</h2>', html)
+    names = {p.name for p in library.policies.games.values()}
+    assert len(groups) >= 2 and set(groups) <= names and len(set(groups)) == len(groups)
+    assert "<mark>" in html
+    html = client.get("/wizard/lookup", query_string={"q": NONE[1]["q"]}).get_data(as_text=True)
+    assert "見つかりませんでした" in html
+
+
+def test_hostile_queries_are_answered(client):
+    for q in ("", " ", "<script>alert(1)</script>", "a" * 5000, "\x00\x01", "🃏" * 50):
+        resp = client.get("/api/infractions", query_string={"q": q})
+        assert resp.status_code == 200
+        html = client.get("/wizard/lookup", query_string={"q": q}).get_data(as_text=True)
+        assert "<script>alert" not in html
+
+
+def test_case_sections_reads_both_forms():
+    assert case_sections({"section": "a"}) == ["a"] and case_sections({"sections": ["a", "b"]}) == ["a", "b"]
