@@ -19,7 +19,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from .corpus import Corpus
-from .policy import Citation, HandOff, Policies, Strict, _check_citations, _loc
+from .policy import Citation, HandOff, Policies, Strict, _check_citations, _loc, load_yaml
 from .textnorm import squash
 
 MAX_LINES = 500
@@ -106,7 +106,7 @@ def load_deck_rules(directory: str | Path, corpus: Corpus, policies: Policies | 
     for path in sorted(Path(directory).glob("*/deck.yaml")):
         game = path.parent.name
         try:
-            df = DeckFile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")))
+            df = DeckFile.model_validate(load_yaml(path.read_text(encoding="utf-8")))
         except yaml.YAMLError as exc:
             problems.append(f"{path}: not valid YAML: {exc}".replace("\n", " "))
             continue

@@ -202,3 +202,15 @@ def test_dm_senshu_deck_page_says_the_text_is_an_unofficial_draft(client, corpus
     assert "私家版ルール草案" in corpus.sections["dm-senshu/floor-rules/intro"].text
     html = _text(client.get("/decks", query_string={"game": "dm-senshu"}).get_data(as_text=True))
     assert "私家版" in html and "効力がありません" in html
+
+
+def test_policies_are_read_with_the_c_loader():
+    """Cold start: PyYAML's C loader, which gives the same documents as the safe loader."""
+    import yaml
+
+    from judgeapp import policy
+
+    assert policy.YAML_LOADER is yaml.CSafeLoader
+    path = ROOT / "infractions" / "tcg-taikai" / "policy.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert policy.load_yaml(text) == yaml.safe_load(text)
