@@ -51,6 +51,7 @@ WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
 OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
+_KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
 K1, B = 1.2, 0.6
 
@@ -357,6 +358,19 @@ class Lookup:
             pairs = [(u, i, w) for u, unit in enumerate(units) for i, w in unit.targets]
             self._pairs[name] = (np.array([p[0] for p in pairs], dtype=np.int64),
                                  np.array([p[1] for p in pairs], dtype=np.int64), np.array([p[2] for p in pairs]))
+        # Kana as typed → the text's words (katakana words by their spelling, others by their reading).
+        self._kana: dict[str, tuple[str, ...]] = {}
+        for units in (own_units, passage_units):
+            for u in units:
+                for t in u.terms:
+                    if t.startswith("g:"):
+                        continue
+                    key = t[2:] if t.startswith("r:") else t
+                    key = key.replace("ー", "")
+                    if len(key) >= 3 and is_kana(key) and all("ァ" <= ch <= "ヺ" for ch in key):
+                        self._kana.setdefault(key, ())
+                        if t not in self._kana[key]:
+                            self._kana[key] = self._kana[key] + (t,)
         self._strong: dict[int, list[int]] = {}
         for u, unit in enumerate(passage_units):
             for i, w in unit.targets:
@@ -370,7 +384,18 @@ class Lookup:
         words: list[tuple[tuple[str, ...], float]] = []
         surfaces: list[str] = []
         synonyms = groups().of(text)
+        folded = fold(text)
+        kana = self._kana_words(folded)
+        replaced: set[int] = set()
+        pos = 0
         for w in analyzer().words(text):
+            at = folded.find(fold(w.surface), pos)
+            if at >= 0:
+                pos = at + len(w.surface)
+                inside = [k for k, (a, b, _) in enumerate(kana) if a <= at and at + len(w.surface) <= b]
+                if inside and not self._known(w):
+                    replaced.update(inside)
+                    continue  # a kana word the analyzer split into pieces the text does not have
             if w.forms[0] in STOP:
                 continue
             alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
@@ -381,6 +406,10 @@ class Lookup:
             if w.surface in synonyms:  # the dictionary's synonyms: a weaker word of their own
                 words.append((synonyms[w.surface], 0.6))
                 surfaces.append(w.surface)
+        for k in sorted(replaced):
+            a, b, alts = kana[k]
+            words.append((alts, 1.0))
+            surfaces.append(text[a:b])
         s = squash(text)
         for keys, means in self.synonyms:
             if any(k and k in s and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
@@ -391,6 +420,31 @@ class Lookup:
                             words.append((tuple(dict.fromkeys(w.forms + w.parts)), 0.5))
                             surfaces.append("")
         return words, surfaces
+
+    def _known(self, w) -> bool:
+        """Whether any form of the word stands in the text."""
+        post = self._bm["passage"].post
+        own = self._bm["own"].post
+        return any(f in post or f in own for f in w.forms + w.parts)
+
+    def _kana_words(self, folded: str) -> list[tuple[int, int, tuple[str, ...]]]:
+        """Words of the text found inside a run of kana as typed (ぱいるしゃっふる, すりーぶ, ちこく): a word
+        written in katakana in the text, or a word whose reading it is; longest first, three kana at least.
+        The analyzer splits such runs into pieces; these are the text's own words in them."""
+        out = []
+        for m in _KANA_RUN.finditer(folded):
+            run, start = m.group(), m.start()
+            i = 0
+            while i <= len(run) - 3:
+                for j in range(min(len(run), i + 16), i + 2, -1):
+                    alts = self._kana.get(run[i:j].replace("ー", ""))
+                    if alts:
+                        out.append((start + i, start + j, alts))
+                        i = j
+                        break
+                else:
+                    i += 1
+        return out
 
     def search(self, query: str, game: str | None = None, limit: int = 10) -> LookupResult:
         """Answers for a situation told in a judge's words, best first; `none` when nothing fits."""
