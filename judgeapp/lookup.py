@@ -44,7 +44,7 @@ STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
-NONE_THRESHOLD = 0.50
+NONE_THRESHOLD = 0.42
 NONE_THRESHOLD_WORDS = 0.38
 RRF_K = 1.0
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
