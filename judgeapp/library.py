@@ -37,8 +37,8 @@ def open_library(corpus_dir: str | Path, index_dir: str | Path, synonyms_path: s
                  situation_index_dir: str | Path | None = None) -> Library:
     """Load the corpus (and the policies), build the index when missing or stale (or `rebuild`), open it.
 
-    The situation lookup is built in memory from the policies and the corpus (a fraction of a second);
-    `situation_index_dir` is accepted for older configurations and no longer used."""
+    The situation lookup is built in memory from the policies and the corpus; the analysis of its evidence is
+    cached in `situation_index_dir` for the next start."""
     corpus = load_corpus(corpus_dir)
     ensure_index(lambda: index_docs(corpus), index_dir, corpus.version, force=rebuild)
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
@@ -50,7 +50,8 @@ def open_library(corpus_dir: str | Path, index_dir: str | Path, synonyms_path: s
         if problems:
             raise PolicyError(problems)
         lib.policies = policies
-        lib.lookup = Lookup(corpus, policies, synonyms)
+        lib.lookup = Lookup(corpus, policies, synonyms,
+                            cache_dir=situation_index_dir or Path(index_dir).with_name("situation-index"))
     return lib
 
 

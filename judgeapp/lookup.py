@@ -22,11 +22,15 @@ they do not (tests/cases/, tests/test_lookup.py). The API, the wizard pages, the
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from markupsafe import Markup, escape
@@ -170,7 +174,10 @@ class _Bm25:
         return out
 
 
-_SPANS: dict[str, list[tuple[int, int, frozenset]]] = {}
+# Each analysed text's words: (start, end, terms), start -1 where the word's place was not found. Filled as
+# texts are analysed, or from the cache file a previous start wrote (Lookup's `cache_dir`).
+_ANALYSED: dict[str, list[tuple[int, int, frozenset]]] = {}
+LOOKUP_VERSION = "1"  # bump when the analysis of the evidence changes
 
 
 class _Groups:
@@ -215,26 +222,64 @@ def groups() -> _Groups:
 
 def _terms(text: str) -> Counter:
     """A text's terms (each word's forms and reading); its words' places are kept for `mark`."""
+    entries = _ANALYSED.get(text)
+    if entries is None:
+        entries = []
+        folded = fold(text)
+        pos = 0
+        synonyms = groups().of(text)
+        for w in analyzer().words(text):
+            at = folded.find(fold(w.surface), pos)
+            if at >= 0:
+                pos = at + len(w.surface)
+            if w.forms[0] in STOP:
+                continue
+            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ())
+                              + synonyms.get(w.surface, ()))
+            entries.append((at, at + len(w.surface) if at >= 0 else -1, terms))
+        if len(_ANALYSED) < 20000:
+            _ANALYSED[text] = entries
     out: Counter = Counter()
-    spans = []
-    folded = fold(text)
-    pos = 0
-    synonyms = groups().of(text)
-    for w in analyzer().words(text):
-        at = folded.find(fold(w.surface), pos)
-        if at >= 0:
-            pos = at + len(w.surface)
-        if w.forms[0] in STOP:
-            continue
-        terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ())
-                          + synonyms.get(w.surface, ()))
-        if at >= 0:
-            spans.append((at, at + len(w.surface), terms))
+    for _, _, terms in entries:
         for t in terms:
             out[t] += 1
-    if len(_SPANS) < 20000:
-        _SPANS[text] = spans
     return out
+
+
+def _cache_key(policies: Policies) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .search import ANALYZER_VERSION
+
+    parts = [LOOKUP_VERSION, ANALYZER_VERSION, policies.version, ",".join(sorted(STOP))]
+    for package in ("sudachipy", "sudachidict-core"):
+        try:
+            parts.append(version(package))
+        except PackageNotFoundError:
+            parts.append("?")
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _load_cache(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    for text, entries in data.items():
+        _ANALYSED.setdefault(text, [(a, b, frozenset(t)) for a, b, t in entries])
+    return True
+
+
+def _write_cache(path: Path, texts: set[str]) -> None:
+    """Write the analysed texts for the next start (atomically: several processes may start at once)."""
+    data = {t: [[a, b, sorted(terms)] for a, b, terms in _ANALYSED[t]] for t in texts if t in _ANALYSED}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only instance folder: the next start analyses again
 
 
 def _grams(text: str) -> Counter:
@@ -264,7 +309,17 @@ def _quote_in(quote: str, passage: str) -> bool:
 class Lookup:
     """The situation lookup over every policy and the corpus; build once, query from any thread."""
 
-    def __init__(self, corpus: Corpus, policies: Policies, synonyms: list[tuple[list[str], list[str]]] = ()):
+    def __init__(self, corpus: Corpus, policies: Policies, synonyms: list[tuple[list[str], list[str]]] = (),
+                 cache_dir: str | Path | None = None):
+        """Build from the policies and the corpus. With `cache_dir`, the analysis of the evidence is kept
+        there (`lookup-<key>.json`, keyed by the data and the analyzer's versions) and read on the next start."""
+        cache = Path(cache_dir) / f"lookup-{_cache_key(policies)}.json" if cache_dir else None
+        cached = cache is not None and _load_cache(cache)
+        self._build(corpus, policies, synonyms)
+        if cache is not None and not cached:
+            _write_cache(cache, set(_ANALYSED))
+
+    def _build(self, corpus: Corpus, policies: Policies, synonyms) -> None:
         self.corpus = corpus
         self.policies = policies
         self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
@@ -583,9 +638,9 @@ def mark(text: str, alternatives: set[str]) -> Markup:
     """The text with each word that matched the query in <mark>; everything else escaped."""
     out = []
     pos = 0
-    if text not in _SPANS:
+    if text not in _ANALYSED:
         _terms(text)
-    for at, end, terms in _SPANS.get(text, ()):
+    for at, end, terms in _ANALYSED.get(text, ()):
         if at < pos:
             continue
         if terms & alternatives:

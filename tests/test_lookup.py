@@ -133,3 +133,22 @@ def test_hostile_queries_are_answered(client):
 
 def test_case_sections_reads_both_forms():
     assert case_sections({"section": "a"}) == ["a"] and case_sections({"sections": ["a", "b"]}) == ["a", "b"]
+
+
+def test_the_analysis_is_cached_for_the_next_start(tmp_path, library):
+    """Cold start: the evidence's analysis is written once and read back, giving the same answers."""
+    from judgeapp import lookup as lk
+
+    first = lk.Lookup(library.corpus, library.policies, cache_dir=tmp_path)
+    files = list(tmp_path.glob("lookup-*.json"))
+    assert len(files) == 1
+    saved = dict(lk._ANALYSED)
+    lk._ANALYSED.clear()
+    try:
+        second = lk.Lookup(library.corpus, library.policies, cache_dir=tmp_path)
+        for q in ("観客が口出しした", "デッキ39枚しかない"):
+            a = [m.answer.key for m in first.search(q).matches]
+            b = [m.answer.key for m in second.search(q).matches]
+            assert a == b and a
+    finally:
+        lk._ANALYSED.update(saved)
