@@ -16,8 +16,8 @@ Nothing fits when the best answer's own evidence covers too little of what the j
 query's words (weighted by how rare they are) found in that answer's evidence, or of its character bigrams,
 is under a threshold (`NONE_THRESHOLD`), or under a lower one (`NONE_THRESHOLD_WORDS`) when fewer than two
 of the judge's words are found. Both are calibrated on tables of situations the texts cover and situations
-they do not (tests/cases/, tests/test_lookup.py). The API, the wizard pages, the home page and the tests all call
-`Lookup.search`.
+they do not (tests/cases/, tests/test_lookup.py). The API, the wizard pages, the home page and the tests
+all call `Lookup.search`.
 """
 
 from __future__ import annotations
@@ -62,8 +62,8 @@ K1, B = 1.2, 0.6
 
 @dataclass
 class Answer:
-    """One thing the lookup can answer: an infraction of a policy, an accumulation or upgrade rule, or a section
-    that decides no penalty."""
+    """One thing the lookup can answer: an infraction of a policy, an accumulation or upgrade rule, or a
+    section that decides no penalty."""
 
     key: str  # "<game>/<infraction id>", "<game>/rule:<rule id>" or "section:<section id>"
     game: str
@@ -312,7 +312,8 @@ class Lookup:
     def __init__(self, corpus: Corpus, policies: Policies, synonyms: list[tuple[list[str], list[str]]] = (),
                  cache_dir: str | Path | None = None):
         """Build from the policies and the corpus. With `cache_dir`, the analysis of the evidence is kept
-        there (`lookup-<key>.json`, keyed by the data and the analyzer's versions) and read on the next start."""
+        there (`lookup-<key>.json`, keyed by the data and the analyzer's versions) and read on the next
+        start."""
         cache = Path(cache_dir) / f"lookup-{_cache_key(policies)}.json" if cache_dir else None
         cached = cache is not None and _load_cache(cache)
         self._build(corpus, policies, synonyms)
@@ -412,7 +413,8 @@ class Lookup:
             units = self.grams_units if name == "grams" else self.units[name]
             pairs = [(u, i, w) for u, unit in enumerate(units) for i, w in unit.targets]
             self._pairs[name] = (np.array([p[0] for p in pairs], dtype=np.int64),
-                                 np.array([p[1] for p in pairs], dtype=np.int64), np.array([p[2] for p in pairs]))
+                                 np.array([p[1] for p in pairs], dtype=np.int64),
+                                 np.array([p[2] for p in pairs]))
         # Kana as typed → the text's words (katakana words by their spelling, others by their reading).
         self._kana: dict[str, tuple[str, ...]] = {}
         for units in (own_units, passage_units):
@@ -467,7 +469,8 @@ class Lookup:
             surfaces.append(text[a:b])
         s = squash(text)
         for keys, means in self.synonyms:
-            if any(k and k in s and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
+            if any(k and k in s and (not k.isascii()
+                                     or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
                    for k in keys):
                 for m in means:
                     for w in analyzer().words(m):
@@ -547,10 +550,11 @@ class Lookup:
                          key=lambda r: (-r.coverage, -r.matches[0].score))
         text = clean_query(query)
         if not fitting:
-            return LookupResult(query=text, matches=[], none=bool(text), message=NONE_MESSAGE if text else None,
+            return LookupResult(query=text, matches=[], none=bool(text),
+                                message=NONE_MESSAGE if text else None,
                                 coverage=max((r.coverage for r in results), default=0.0))
-        return LookupResult(query=text, matches=[m for r in fitting for m in r.matches], none=False, message=None,
-                            coverage=fitting[0].coverage)
+        return LookupResult(query=text, matches=[m for r in fitting for m in r.matches], none=False,
+                            message=None, coverage=fitting[0].coverage)
 
     def _word_weights(self, words) -> list[float]:
         bm = self._bm["passage"]
@@ -659,7 +663,8 @@ def match_json(m: Match) -> dict:
     if a.infraction is not None:
         inf = a.infraction
         return {
-            "id": a.key, "kind": "infraction", "game": a.game, "name": inf.name, "description": inf.description,
+            "id": a.key, "kind": "infraction", "game": a.game, "name": inf.name,
+            "description": inf.description,
             "penalty": policy.penalty_label(inf), "penalty_id": inf.penalty, "discretion": inf.discretion,
             "discretion_note": inf.discretion_note, "head_judge": inf.head_judge, "procedure": inf.procedure,
             "remedy": inf.remedy,
@@ -681,7 +686,8 @@ def match_json(m: Match) -> dict:
         item = policy.levels.get(penalty_id) or policy.consequences.get(penalty_id) if penalty_id else None
         return {
             "id": a.key, "kind": "rule", "game": a.game, "name": rule.text, "description": rule.text,
-            "penalty": item.label if item else None, "penalty_id": penalty_id, "discretion": not rule.automatic,
+            "penalty": item.label if item else None, "penalty_id": penalty_id,
+            "discretion": not rule.automatic,
             "discretion_note": None if rule.automatic else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
             "head_judge": False, "procedure": False, "remedy": None, "also": [],
             "citations": [c.section for c in rule.citations],

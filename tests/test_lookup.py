@@ -35,9 +35,10 @@ def _api(client, q, game=None, limit=3):
 
 
 def _table(t):
-    # The reporting half is measured, never tuned on: where it is under the bar, the figure is reported (xfail),
-    # not hidden.
-    mark = pytest.mark.xfail(reason="reporting half under the issue's bar (see the printed figure)", strict=False)
+    # The reporting half is measured, never tuned on: where it is under the bar, the figure is reported
+    # (xfail), not hidden.
+    mark = pytest.mark.xfail(reason="reporting half under the issue's bar (see the printed figure)",
+                             strict=False)
     return pytest.param(t, marks=mark) if t == REPORT else t
 
 
