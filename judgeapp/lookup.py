@@ -106,6 +106,14 @@ class Match:
     section: str | None  # the section that carries the answer
     passage: str  # the evidence shown (plain text)
     alternatives: frozenset = frozenset()  # the query's terms that matched, for the snippet
+    from_text: bool = False  # the passage is a line of the text (not the infraction's description)
+
+    @property
+    def decides(self) -> str:
+        """What the text decides, in its words: the line that matched, or the answer's first quote."""
+        if self.from_text or not self.answer.citations:
+            return self.passage
+        return self.answer.citations[0].quote
 
     @property
     def snippet(self) -> Markup:
@@ -635,7 +643,8 @@ class Lookup:
         found = len({k for k in matched if words[k][1] >= 1.0 or words[k][0][0].startswith("g:")})
         return Match(answer=a, score=round(score, 4), coverage=round(cov, 3), found=found,
                      words=list(dict.fromkeys(surfaces[k] for k in matched if surfaces[k])), section=section,
-                     passage=passage, alternatives=frozenset(alts))
+                     passage=passage, alternatives=frozenset(alts),
+                     from_text=best is not None or a.section is not None)
 
 
 def mark(text: str, alternatives: set[str]) -> Markup:
@@ -672,7 +681,7 @@ def match_json(m: Match) -> dict:
                                 for c in inf.also_consequences],
             "citations": [c.section for c in inf.citations],
             "quotes": [{"section": c.section, "quote": c.quote} for c in inf.citations],
-            "section": m.section, "decides": None,
+            "section": m.section, "decides": None if inf.penalty else m.decides,
             "url": f"/wizard/{a.game}/{inf.id}", "score": m.score, "coverage": m.coverage, "why": why,
         }
     if a.rule is not None:

@@ -153,3 +153,10 @@ def test_the_analysis_is_cached_for_the_next_start(tmp_path, library):
             assert a == b and a
     finally:
         lk._ANALYSED.update(saved)
+
+
+def test_a_null_answer_says_what_the_text_decides(client, library):
+    """An infraction with no penalty quotes what its text decides (a line of a cited section)."""
+    r = _api(client, "投了した 2本先取", "lycee")["results"][0]
+    assert r["penalty"] is None and r["decides"]
+    assert any(squash(r["decides"]) in squash(library.corpus.sections[s].text) for s in r["citations"])
