@@ -109,7 +109,7 @@ def test_cites_the_section_that_carries_the_answer(client):
 
 def test_wizard_page_says_nothing_fits(client):
     html = client.get("/wizard/tcg-taikai", query_string={"q": NONE[0]["q"]}).get_data(as_text=True)
-    assert "見つかりませんでした" in html and 'class="results lookup"' not in html
+    assert "見つかりませんでした" in html and "data-lookup" not in html
 
 
 def test_home_page_offers_the_lookup_across_games_grouped_by_game(client, library):
