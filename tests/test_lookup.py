@@ -160,3 +160,12 @@ def test_a_null_answer_says_what_the_text_decides(client, library):
     r = _api(client, "投了した 2本先取", "lycee")["results"][0]
     assert r["penalty"] is None and r["decides"]
     assert any(squash(r["decides"]) in squash(library.corpus.sections[s].text) for s in r["citations"])
+
+
+def test_a_rule_answers_a_repeat(client):
+    """「警告なんかいも」: イジンデン's upgrade rule, no penalty of its own, left to the judge."""
+    body = _api(client, "警告を何回も受けている", "ijinden")
+    rule = next(r for r in body["results"] if r["kind"] == "rule")
+    assert rule["penalty"] is None and rule["discretion"] and "ijinden/floor-rules/ch10-2" in rule["citations"]
+    html = client.get("/wizard/ijinden", query_string={"q": "警告を何回も受けている"}).get_data(as_text=True)
+    assert "累積・格上げの規定" in html and "何度も【警告】を受けた場合" in html
