@@ -14,6 +14,7 @@ first answer). `--misses TABLE` lists the misses of a table (never shown for the
 from __future__ import annotations
 
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -30,6 +31,7 @@ from judgeapp.corpus import load_corpus  # noqa: E402
 from judgeapp.lookup import Lookup, match_json  # noqa: E402
 from judgeapp.policy import load_policies  # noqa: E402
 from judgeapp.search import load_synonyms  # noqa: E402
+from judgeapp.textnorm import squash  # noqa: E402
 
 CASES = ROOT / "tests" / "cases"
 TABLES = ["situations.yaml", "situations_holdout.yaml", "situations_tune.yaml", "situations_report.yaml"]
@@ -46,7 +48,8 @@ def same_penalty(got: str | None, want: str | None) -> bool:
     """The row's penalty as its writer named it: 出場停止 is our 出場停止（1年）, the same penalty with its period."""
     if got is None or want is None:
         return got is want
-    return got == want or got.startswith(f"{want}（")
+    # Width, brackets and spaces aside (出場停止 3年 = 出場停止（3年）), or the same penalty without its period.
+    return squash(got) == squash(want) or re.sub(r"[（(][^）)]*[）)]", "", got) == want
 
 
 def supports(result: dict, case: dict) -> bool:
