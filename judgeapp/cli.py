@@ -75,7 +75,7 @@ def index() -> None:
     ensure_index(lambda: index_docs(corpus), settings.config["INDEX_DIR"], corpus.version, force=True)
     click.echo(f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
                f"→ {settings.config['INDEX_DIR']}")
-    # The situation lookup has no index on disk: it is built in memory when the app starts.
+    # The situation lookup is built when the app starts; its cache (SITUATION_INDEX_DIR) follows the data.
 
 
 @main.command()

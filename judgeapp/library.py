@@ -57,8 +57,8 @@ def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
     """Load the corpus (and the policies), build the index when missing or stale (or `rebuild`), open it.
 
     `corpus_dir` and `infractions_dir` may each be a list of folders: the project's, then extra ones.
-    The situation lookup is built in memory from the policies and the corpus (a fraction of a second);
-    `situation_index_dir` is accepted for older configurations and no longer used."""
+    The situation lookup is built in memory from the policies and the corpus; the analysis of its evidence is
+    cached in `situation_index_dir` for the next start."""
     corpus = load_corpus(corpus_dir)
     ensure_index(lambda: index_docs(corpus), index_dir, corpus.version, force=rebuild)
     synonyms = []
@@ -73,7 +73,8 @@ def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
         if problems:
             raise PolicyError(problems)
         lib.policies = policies
-        lib.lookup = Lookup(corpus, policies, synonyms)
+        lib.lookup = Lookup(corpus, policies, synonyms,
+                            cache_dir=situation_index_dir or Path(index_dir).with_name("situation-index"))
     return lib
 
 

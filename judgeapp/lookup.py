@@ -16,17 +16,21 @@ Nothing fits when the best answer's own evidence covers too little of what the j
 query's words (weighted by how rare they are) found in that answer's evidence, or of its character bigrams,
 is under a threshold (`NONE_THRESHOLD`), or under a lower one (`NONE_THRESHOLD_WORDS`) when fewer than two
 of the judge's words are found. Both are calibrated on tables of situations the texts cover and situations
-they do not (tests/cases/, tests/test_lookup.py). The API, the wizard pages, the home page and the tests all call
-`Lookup.search`.
+they do not (tests/cases/, tests/test_lookup.py). The API, the wizard pages, the home page and the tests
+all call `Lookup.search`.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
+import os
 import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 from markupsafe import Markup, escape
@@ -44,21 +48,22 @@ STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
-NONE_THRESHOLD = 0.50
+NONE_THRESHOLD = 0.42
 NONE_THRESHOLD_WORDS = 0.38
 RRF_K = 1.0
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
 OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
+_KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
 K1, B = 1.2, 0.6
 
 
 @dataclass
 class Answer:
-    """One thing the lookup can answer: an infraction of a policy, an accumulation or upgrade rule, or a section
-    that decides no penalty."""
+    """One thing the lookup can answer: an infraction of a policy, an accumulation or upgrade rule, or a
+    section that decides no penalty."""
 
     key: str  # "<game>/<infraction id>", "<game>/rule:<rule id>" or "section:<section id>"
     game: str
@@ -101,6 +106,14 @@ class Match:
     section: str | None  # the section that carries the answer
     passage: str  # the evidence shown (plain text)
     alternatives: frozenset = frozenset()  # the query's terms that matched, for the snippet
+    from_text: bool = False  # the passage is a line of the text (not the infraction's description)
+
+    @property
+    def decides(self) -> str:
+        """What the text decides, in its words: the line that matched, or the answer's first quote."""
+        if self.from_text or not self.answer.citations:
+            return self.passage
+        return self.answer.citations[0].quote
 
     @property
     def snippet(self) -> Markup:
@@ -169,7 +182,10 @@ class _Bm25:
         return out
 
 
-_SPANS: dict[str, list[tuple[int, int, frozenset]]] = {}
+# Each analysed text's words: (start, end, terms), start -1 where the word's place was not found. Filled as
+# texts are analysed, or from the cache file a previous start wrote (Lookup's `cache_dir`).
+_ANALYSED: dict[str, list[tuple[int, int, frozenset]]] = {}
+LOOKUP_VERSION = "1"  # bump when the analysis of the evidence changes
 
 
 class _Groups:
@@ -214,26 +230,64 @@ def groups() -> _Groups:
 
 def _terms(text: str) -> Counter:
     """A text's terms (each word's forms and reading); its words' places are kept for `mark`."""
+    entries = _ANALYSED.get(text)
+    if entries is None:
+        entries = []
+        folded = fold(text)
+        pos = 0
+        synonyms = groups().of(text)
+        for w in analyzer().words(text):
+            at = folded.find(fold(w.surface), pos)
+            if at >= 0:
+                pos = at + len(w.surface)
+            if w.forms[0] in STOP:
+                continue
+            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ())
+                              + synonyms.get(w.surface, ()))
+            entries.append((at, at + len(w.surface) if at >= 0 else -1, terms))
+        if len(_ANALYSED) < 20000:
+            _ANALYSED[text] = entries
     out: Counter = Counter()
-    spans = []
-    folded = fold(text)
-    pos = 0
-    synonyms = groups().of(text)
-    for w in analyzer().words(text):
-        at = folded.find(fold(w.surface), pos)
-        if at >= 0:
-            pos = at + len(w.surface)
-        if w.forms[0] in STOP:
-            continue
-        terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ())
-                          + synonyms.get(w.surface, ()))
-        if at >= 0:
-            spans.append((at, at + len(w.surface), terms))
+    for _, _, terms in entries:
         for t in terms:
             out[t] += 1
-    if len(_SPANS) < 20000:
-        _SPANS[text] = spans
     return out
+
+
+def _cache_key(policies: Policies) -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    from .search import ANALYZER_VERSION
+
+    parts = [LOOKUP_VERSION, ANALYZER_VERSION, policies.version, ",".join(sorted(STOP))]
+    for package in ("sudachipy", "sudachidict-core"):
+        try:
+            parts.append(version(package))
+        except PackageNotFoundError:
+            parts.append("?")
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()[:16]
+
+
+def _load_cache(path: Path) -> bool:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    for text, entries in data.items():
+        _ANALYSED.setdefault(text, [(a, b, frozenset(t)) for a, b, t in entries])
+    return True
+
+
+def _write_cache(path: Path, texts: set[str]) -> None:
+    """Write the analysed texts for the next start (atomically: several processes may start at once)."""
+    data = {t: [[a, b, sorted(terms)] for a, b, terms in _ANALYSED[t]] for t in texts if t in _ANALYSED}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        tmp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass  # a read-only instance folder: the next start analyses again
 
 
 def _grams(text: str) -> Counter:
@@ -263,7 +317,18 @@ def _quote_in(quote: str, passage: str) -> bool:
 class Lookup:
     """The situation lookup over every policy and the corpus; build once, query from any thread."""
 
-    def __init__(self, corpus: Corpus, policies: Policies, synonyms: list[tuple[list[str], list[str]]] = ()):
+    def __init__(self, corpus: Corpus, policies: Policies, synonyms: list[tuple[list[str], list[str]]] = (),
+                 cache_dir: str | Path | None = None):
+        """Build from the policies and the corpus. With `cache_dir`, the analysis of the evidence is kept
+        there (`lookup-<key>.json`, keyed by the data and the analyzer's versions) and read on the next
+        start."""
+        cache = Path(cache_dir) / f"lookup-{_cache_key(policies)}.json" if cache_dir else None
+        cached = cache is not None and _load_cache(cache)
+        self._build(corpus, policies, synonyms)
+        if cache is not None and not cached:
+            _write_cache(cache, set(_ANALYSED))
+
+    def _build(self, corpus: Corpus, policies: Policies, synonyms) -> None:
         self.corpus = corpus
         self.policies = policies
         self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
@@ -356,7 +421,21 @@ class Lookup:
             units = self.grams_units if name == "grams" else self.units[name]
             pairs = [(u, i, w) for u, unit in enumerate(units) for i, w in unit.targets]
             self._pairs[name] = (np.array([p[0] for p in pairs], dtype=np.int64),
-                                 np.array([p[1] for p in pairs], dtype=np.int64), np.array([p[2] for p in pairs]))
+                                 np.array([p[1] for p in pairs], dtype=np.int64),
+                                 np.array([p[2] for p in pairs]))
+        # Kana as typed → the text's words (katakana words by their spelling, others by their reading).
+        self._kana: dict[str, tuple[str, ...]] = {}
+        for units in (own_units, passage_units):
+            for u in units:
+                for t in u.terms:
+                    if t.startswith("g:"):
+                        continue
+                    key = t[2:] if t.startswith("r:") else t
+                    key = key.replace("ー", "")
+                    if len(key) >= 3 and is_kana(key) and all("ァ" <= ch <= "ヺ" for ch in key):
+                        self._kana.setdefault(key, ())
+                        if t not in self._kana[key]:
+                            self._kana[key] = self._kana[key] + (t,)
         self._strong: dict[int, list[int]] = {}
         for u, unit in enumerate(passage_units):
             for i, w in unit.targets:
@@ -370,7 +449,18 @@ class Lookup:
         words: list[tuple[tuple[str, ...], float]] = []
         surfaces: list[str] = []
         synonyms = groups().of(text)
+        folded = fold(text)
+        kana = self._kana_words(folded)
+        replaced: set[int] = set()
+        pos = 0
         for w in analyzer().words(text):
+            at = folded.find(fold(w.surface), pos)
+            if at >= 0:
+                pos = at + len(w.surface)
+                inside = [k for k, (a, b, _) in enumerate(kana) if a <= at and at + len(w.surface) <= b]
+                if inside and not self._known(w):
+                    replaced.update(inside)
+                    continue  # a kana word the analyzer split into pieces the text does not have
             if w.forms[0] in STOP:
                 continue
             alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
@@ -381,9 +471,14 @@ class Lookup:
             if w.surface in synonyms:  # the dictionary's synonyms: a weaker word of their own
                 words.append((synonyms[w.surface], 0.6))
                 surfaces.append(w.surface)
+        for k in sorted(replaced):
+            a, b, alts = kana[k]
+            words.append((alts, 1.0))
+            surfaces.append(text[a:b])
         s = squash(text)
         for keys, means in self.synonyms:
-            if any(k and k in s and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
+            if any(k and k in s and (not k.isascii()
+                                     or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
                    for k in keys):
                 for m in means:
                     for w in analyzer().words(m):
@@ -391,6 +486,31 @@ class Lookup:
                             words.append((tuple(dict.fromkeys(w.forms + w.parts)), 0.5))
                             surfaces.append("")
         return words, surfaces
+
+    def _known(self, w) -> bool:
+        """Whether any form of the word stands in the text."""
+        post = self._bm["passage"].post
+        own = self._bm["own"].post
+        return any(f in post or f in own for f in w.forms + w.parts)
+
+    def _kana_words(self, folded: str) -> list[tuple[int, int, tuple[str, ...]]]:
+        """Words of the text found inside a run of kana as typed (ぱいるしゃっふる, すりーぶ, ちこく): a word
+        written in katakana in the text, or a word whose reading it is; longest first, three kana at least.
+        The analyzer splits such runs into pieces; these are the text's own words in them."""
+        out = []
+        for m in _KANA_RUN.finditer(folded):
+            run, start = m.group(), m.start()
+            i = 0
+            while i <= len(run) - 3:
+                for j in range(min(len(run), i + 16), i + 2, -1):
+                    alts = self._kana.get(run[i:j].replace("ー", ""))
+                    if alts:
+                        out.append((start + i, start + j, alts))
+                        i = j
+                        break
+                else:
+                    i += 1
+        return out
 
     def search(self, query: str, game: str | None = None, limit: int = 10) -> LookupResult:
         """Answers for a situation told in a judge's words, best first; `none` when nothing fits."""
@@ -438,10 +558,11 @@ class Lookup:
                          key=lambda r: (-r.coverage, -r.matches[0].score))
         text = clean_query(query)
         if not fitting:
-            return LookupResult(query=text, matches=[], none=bool(text), message=NONE_MESSAGE if text else None,
+            return LookupResult(query=text, matches=[], none=bool(text),
+                                message=NONE_MESSAGE if text else None,
                                 coverage=max((r.coverage for r in results), default=0.0))
-        return LookupResult(query=text, matches=[m for r in fitting for m in r.matches], none=False, message=None,
-                            coverage=fitting[0].coverage)
+        return LookupResult(query=text, matches=[m for r in fitting for m in r.matches], none=False,
+                            message=None, coverage=fitting[0].coverage)
 
     def _word_weights(self, words) -> list[float]:
         bm = self._bm["passage"]
@@ -522,16 +643,17 @@ class Lookup:
         found = len({k for k in matched if words[k][1] >= 1.0 or words[k][0][0].startswith("g:")})
         return Match(answer=a, score=round(score, 4), coverage=round(cov, 3), found=found,
                      words=list(dict.fromkeys(surfaces[k] for k in matched if surfaces[k])), section=section,
-                     passage=passage, alternatives=frozenset(alts))
+                     passage=passage, alternatives=frozenset(alts),
+                     from_text=best is not None or a.section is not None)
 
 
 def mark(text: str, alternatives: set[str]) -> Markup:
     """The text with each word that matched the query in <mark>; everything else escaped."""
     out = []
     pos = 0
-    if text not in _SPANS:
+    if text not in _ANALYSED:
         _terms(text)
-    for at, end, terms in _SPANS.get(text, ()):
+    for at, end, terms in _ANALYSED.get(text, ()):
         if at < pos:
             continue
         if terms & alternatives:
@@ -550,7 +672,8 @@ def match_json(m: Match) -> dict:
     if a.infraction is not None:
         inf = a.infraction
         return {
-            "id": a.key, "kind": "infraction", "game": a.game, "name": inf.name, "description": inf.description,
+            "id": a.key, "kind": "infraction", "game": a.game, "name": inf.name,
+            "description": inf.description,
             "penalty": policy.penalty_label(inf), "penalty_id": inf.penalty, "discretion": inf.discretion,
             "discretion_note": inf.discretion_note, "head_judge": inf.head_judge, "procedure": inf.procedure,
             "remedy": inf.remedy,
@@ -558,7 +681,7 @@ def match_json(m: Match) -> dict:
                                 for c in inf.also_consequences],
             "citations": [c.section for c in inf.citations],
             "quotes": [{"section": c.section, "quote": c.quote} for c in inf.citations],
-            "section": m.section, "decides": None,
+            "section": m.section, "decides": None if inf.penalty else m.decides,
             "url": f"/wizard/{a.game}/{inf.id}", "score": m.score, "coverage": m.coverage, "why": why,
         }
     if a.rule is not None:
@@ -572,7 +695,8 @@ def match_json(m: Match) -> dict:
         item = policy.levels.get(penalty_id) or policy.consequences.get(penalty_id) if penalty_id else None
         return {
             "id": a.key, "kind": "rule", "game": a.game, "name": rule.text, "description": rule.text,
-            "penalty": item.label if item else None, "penalty_id": penalty_id, "discretion": not rule.automatic,
+            "penalty": item.label if item else None, "penalty_id": penalty_id,
+            "discretion": not rule.automatic,
             "discretion_note": None if rule.automatic else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
             "head_judge": False, "procedure": False, "remedy": None, "also": [],
             "citations": [c.section for c in rule.citations],

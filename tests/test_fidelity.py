@@ -29,11 +29,12 @@ def _text(html: str) -> str:
     return re.sub(r"<[^>]+>", "", html)
 
 
-SUSPENSIONS = {"suspension-1y": "tcg-taikai/floor-rules/3b-i", "suspension-3y": "tcg-taikai/floor-rules/3b-ii",
+SUSPENSIONS = {"suspension-1y": "tcg-taikai/floor-rules/3b-i",
+               "suspension-3y": "tcg-taikai/floor-rules/3b-ii",
                "suspension-5y": "tcg-taikai/floor-rules/3b-iii"}
 
 
-# --- tcg-taikai 出場停止 (3a, 3b) ---------------------------------------------------------------------------
+# --- tcg-taikai 出場停止 (3a, 3b) --------------------------------------------------------------------------
 
 
 def test_tcg_suspension_does_not_remove_from_the_current_tournament(policies, client):
@@ -98,7 +99,7 @@ def test_tcg_without_a_head_judge_the_floor_judge_decides(policies, client, corp
     assert "フロアジャッジの決定が最終" not in html
 
 
-# --- results that are not penalties --------------------------------------------------------------------------
+# --- results that are not penalties --------------------------------------------------------------------
 
 
 def test_concession_and_forfeit_are_results_not_penalties(policies, client):
@@ -121,7 +122,7 @@ def test_a_forfeit_cannot_be_recorded(client):
     assert fj.get(f"/players/{player}").get_json()["records"] == []
 
 
-# --- ijinden --------------------------------------------------------------------------------------------------
+# --- ijinden -------------------------------------------------------------------------------------------
 
 
 def test_ijinden_upgrades_have_no_invented_count(policies, corpus):
@@ -142,7 +143,8 @@ def test_ijinden_upgrades_have_no_invented_count(policies, corpus):
 
 
 def test_ijinden_upgrade_offer_on_the_outcome_page_says_who_may_issue_defeat(client, policies):
-    html = _text(client.get("/wizard/ijinden/insulting", query_string={"prior.warning": 1}).get_data(as_text=True))
+    resp = client.get("/wizard/ijinden/insulting", query_string={"prior.warning": 1})
+    html = _text(resp.get_data(as_text=True))
     assert "格上げできます" in html and "大会主催者と、主催者から【敗北】を与えることが許可されたジャッジのみ" in html
 
 
@@ -151,7 +153,7 @@ def test_ijinden_disqualification_ends_the_current_game(policies, corpus):
     assert policies.games["ijinden"].levels["disqualification"].ends_game
 
 
-# --- silent entries, remedies, training ------------------------------------------------------------------------
+# --- silent entries, remedies, training ----------------------------------------------------------------
 
 SILENT = ["dm-senshu/play-draw", "dm-senshu/pregame-procedure", "dm-senshu/shield-placement",
           "dm-senshu/shield-trigger-late", "tcg-taikai/unclear-play"]
@@ -202,3 +204,15 @@ def test_dm_senshu_deck_page_says_the_text_is_an_unofficial_draft(client, corpus
     assert "私家版ルール草案" in corpus.sections["dm-senshu/floor-rules/intro"].text
     html = _text(client.get("/decks", query_string={"game": "dm-senshu"}).get_data(as_text=True))
     assert "私家版" in html and "効力がありません" in html
+
+
+def test_policies_are_read_with_the_c_loader():
+    """Cold start: PyYAML's C loader, which gives the same documents as the safe loader."""
+    import yaml
+
+    from judgeapp import yamlload
+
+    assert issubclass(yamlload.StrictLoader, yaml.CSafeLoader)
+    path = ROOT / "infractions" / "tcg-taikai" / "policy.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert yamlload.load_yaml(text) == yaml.safe_load(text)
