@@ -101,10 +101,12 @@ WEIGHT = {
     "number": 40.0,     # the section number, however written
     "all": 1.0,         # every word of the query in the section (added to "any")
     "title": 1.0,       # every word of the query in the section's title
+    "most": 0.5,        # all words but one (queries of 3 to 5 words): one noise word does not sink a section
+    "segments": 0.8,    # a run of kana read as several of the corpus's readings
     "any": 1.0,         # each word found
     "synonym": 0.35,    # a word of the same SudachiPy synonym group
     "fuzzy": 0.5,       # a katakana word within one edit, a Latin name from its kana reading
-    "phrase": 0.6,      # a phrase of rules_corpus/synonyms.yaml
+    "phrase": 1.0,      # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
     "grams": 0.4,       # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05, # some character pairs
 }
@@ -636,7 +638,7 @@ class SearchIndex:
         if qw.chunk:
             pieces = self._segment_reading(w.reading)
             if len(pieces) > 1:
-                alts.append(Q.And([Q.Term("reading", p, boost=FIELD_BOOST["reading"]) for p in pieces]))
+                alts.append(Q.And([Q.Term("reading", p, boost=WEIGHT["segments"]) for p in pieces]))
         if w.parts:
             parts = [Q.Term("words", p) for p in w.parts]
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
@@ -723,6 +725,9 @@ class SearchIndex:
         word_queries = [self._word_query(qw) for qw in words]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
+        if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
+            for i in range(len(word_queries)):
+                signals.append(_weighted(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"]))
         if word_queries:
             signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
             signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
