@@ -407,6 +407,9 @@ class _Evaluator:
             _, mb = self.evaluate(b)
             mask = ma & mb
             return np.where(mask, sa, 0.0) * q.boost, mask
+        if isinstance(q, Q.ConstantScoreQuery):
+            _, mask = self.evaluate(q.child)
+            return np.where(mask, q.score, 0.0), mask
         if isinstance(q, Q.AndMaybe):
             a, b = q.subqueries
             sa, ma = self.evaluate(a)
@@ -465,6 +468,8 @@ class _Evaluator:
                     return None
                 out |= t
             return out if q.subqueries else None
+        if isinstance(q, Q.ConstantScoreQuery):
+            return self.matched_terms(q.child, docnum)
         if isinstance(q, Q.Or):
             found = [t for c in q.subqueries if (t := self.matched_terms(c, docnum)) is not None]
             return set().union(*found) if found else None
@@ -481,6 +486,8 @@ class _Evaluator:
                 leaves[(node.fieldname, node.text)] = None
             elif isinstance(node, (Q.And, Q.Or, Q.Require, Q.AndMaybe)):
                 stack.extend(node.subqueries)
+            elif isinstance(node, Q.ConstantScoreQuery):
+                stack.append(node.child)
         out: list[set[tuple[str, str]]] = [set() for _ in docnums]
         if not docnums:
             return out
