@@ -14,6 +14,7 @@ Queries are built in code, never parsed from the user's text, so no input is a s
 
 from __future__ import annotations
 
+import bisect
 import copy
 import fcntl
 import json
@@ -391,8 +392,19 @@ class _Evaluator:
             self._postings[key] = hit
             return hit
 
-    def evaluate(self, q: Q.Query) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, matched mask) over every document."""
+    def evaluate(self, q: Q.Query, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, matched mask) over every document. A sub-query object used in several places of the
+        query (a word in the all-words and the all-but-one signals) is evaluated once."""
+        if memo is None:
+            memo = {}
+        hit = memo.get(id(q))
+        if hit is not None:
+            return hit[1]
+        out = self._evaluate(q, memo)
+        memo[id(q)] = (q, out)  # q kept so that its id is not reused while the memo lives
+        return out
+
+    def _evaluate(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         n = self.n
         if isinstance(q, Q.Term):
             ids, sc = self.postings(q.fieldname, q.text)
@@ -403,23 +415,23 @@ class _Evaluator:
             return scores, mask
         if isinstance(q, Q.Require):
             a, b = q.subqueries
-            sa, ma = self.evaluate(a)
-            _, mb = self.evaluate(b)
+            sa, ma = self.evaluate(a, memo)
+            _, mb = self.evaluate(b, memo)
             mask = ma & mb
             return np.where(mask, sa, 0.0) * q.boost, mask
         if isinstance(q, Q.ConstantScoreQuery):
-            _, mask = self.evaluate(q.child)
+            _, mask = self.evaluate(q.child, memo)
             return np.where(mask, q.score, 0.0), mask
         if isinstance(q, Q.AndMaybe):
             a, b = q.subqueries
-            sa, ma = self.evaluate(a)
-            sb, _ = self.evaluate(b)
+            sa, ma = self.evaluate(a, memo)
+            sb, _ = self.evaluate(b, memo)
             return np.where(ma, sa + sb, 0.0) * q.boost, ma
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
                 return np.zeros(n), np.zeros(n, dtype=bool)
-            return self.evaluate(q.subqueries[0])
+            return self.evaluate(q.subqueries[0], memo)
         if isinstance(q, Q.Or):
             terms = [c for c in q.subqueries if isinstance(c, Q.Term)]
             others = [c for c in q.subqueries if not isinstance(c, Q.Term)]
@@ -433,7 +445,7 @@ class _Evaluator:
                     scores += np.bincount(ids, weights=weights, minlength=n)
                     mask[ids] = True
             for c in others:
-                sc, mc = self.evaluate(c)
+                sc, mc = self.evaluate(c, memo)
                 scores += sc
                 mask |= mc
             return scores * q.boost, mask
@@ -441,7 +453,7 @@ class _Evaluator:
             scores = np.zeros(n)
             mask = np.ones(n, dtype=bool)
             for c in q.subqueries:
-                sc, mc = self.evaluate(c)
+                sc, mc = self.evaluate(c, memo)
                 scores += sc
                 mask &= mc
             return np.where(mask, scores, 0.0) * q.boost, mask
@@ -495,7 +507,8 @@ class _Evaluator:
         for field, text in leaves:
             ids, _ = self.postings(field, text)
             if len(ids):
-                for i in np.flatnonzero(np.isin(docs, ids, assume_unique=True)):
+                pos = np.minimum(np.searchsorted(ids, docs), len(ids) - 1)
+                for i in np.flatnonzero(ids[pos] == docs):
                     out[i].add((field, text))
         return out
 
@@ -792,15 +805,17 @@ class SearchIndex:
         hits: list[Hit] = []
         short = len(needle) <= 1
         top = ev.top(scores, mask, limit)
-        for docnum, matched in zip(top, ev.terms_in(q, top)):
+        matched = [{(fl, t) for fl, t in m if fl != "game"} for m in ev.terms_in(q, top)]
+        every = set().union(*matched) if matched else set()
+        if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
+            every.add(("needle", needle))
+        marker = self._marker(every, short)
+        for docnum in top:
             f = ev.stored[docnum]
-            terms = {(fl, t) for fl, t in matched if fl != "game"}
-            if any(fl == "grams" for fl, _ in terms) and len(needle) >= 2:
-                terms.add(("needle", needle))
             hits.append(Hit(id=f["id"], game=f["game"], doc=f["doc"], title=f["title_text"],
                             doc_title=f["doc_title"], score=round(float(scores[docnum]), 3),
-                            snippet=self._snippet(f["text"] or f["title_text"], terms, short=short,
-                                                  folded=self._folded[docnum])))
+                            snippet=self._snippet(f["text"] or f["title_text"], every, short=short,
+                                                  folded=self._folded[docnum], marker=marker)))
         return Results(query=text, total=int(mask.sum()), hits=hits)
 
     # snippets
@@ -816,20 +831,26 @@ class SearchIndex:
         # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
         return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
 
-    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False,
-                 folded: str | None = None) -> str:
-        """A short passage with the matched words in <mark>; everything else escaped."""
-        folded = fold(text) if folded is None else folded
+    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> re.Pattern | None:
+        """One regular expression for every surface of the query's matched terms (built once a query)."""
         patterns = [re.escape(x) for x in self._surfaces(terms, short)]
         patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
+        return re.compile("|".join(sorted(patterns, key=len, reverse=True))) if patterns else None
+
+    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False,
+                 folded: str | None = None, marker: re.Pattern | None = None) -> str:
+        """A short passage with the matched words in <mark>; everything else escaped."""
+        folded = fold(text) if folded is None else folded
+        regex = marker if marker is not None else self._marker(terms, short)
         spans: list[tuple[int, int]] = []
-        if patterns:
-            regex = re.compile("|".join(sorted(patterns, key=len, reverse=True)))
+        if regex is not None:
             spans = [m.span() for m in regex.finditer(folded) if m.end() > m.start()]
         start = 0
         if spans:
-            best = max(spans, key=lambda sp: sum(1 for o in spans if sp[0] - 20 <= o[0] < sp[0] + width - 20))
-            start = max(0, best[0] - 20)
+            # The window that holds the most marks (spans come in order of their start).
+            starts = [a for a, _ in spans]
+            best = max(starts, key=lambda a: bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20))
+            start = max(0, best - 20)
         end = min(len(text), start + width)
         out = ["…" if start > 0 else ""]
         pos = start
