@@ -216,6 +216,32 @@ def number_keys(anchor: str) -> list[str]:
     return []
 
 
+def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+    """What loose spellings may stand for, derived from the corpus's own words and readings (docs/corpus.md,
+    "Spelling tolerance"): katakana skeletons and their one-deletion neighbours, Latin words by the consonant
+    classes of how they are said, acronyms by their letters' names."""
+    skeletons: dict[str, list[str]] = {}  # kana skeleton → corpus readings
+    for r in sorted(readings):
+        if len(r) >= 3 and is_kana(r):
+            skeletons.setdefault(kana_skeleton(r), []).append(r)
+    deletes: dict[str, list[str]] = {}
+    for sk in skeletons:
+        if len(sk) >= 4:
+            for d in sorted(deletions(sk)):
+                deletes.setdefault(d, []).append(sk)
+    latin: dict[str, list[str]] = {}
+    letters: dict[str, list[str]] = {}
+    for form in sorted(forms):
+        if form.isascii() and form.isalpha() and len(form) >= 2:
+            if len(form) >= 4:
+                cons = latin_consonants(form)
+                if len(cons) >= 2:
+                    latin.setdefault(cons, []).append(form)
+            if len(form) <= 5:
+                letters.setdefault(spelled_letters(form), []).append(form)
+    return {"skeletons": skeletons, "deletes": deletes, "latin": latin, "letters": letters}
+
+
 def _weighted(q: Q.Query, weight: float) -> Q.Query:
     """The query with its score multiplied by `weight`. Whoosh ignores the boost of a compound of one
     query (it runs the child alone), so the weight goes down to the first query that uses it."""
@@ -280,10 +306,9 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
         writer.cancel()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    (tmp / "lexicon.json").write_text(
-        json.dumps({f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}, ensure_ascii=False),
-        encoding="utf-8",
-    )
+    lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
+    lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
+    (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count}))
     old = path.with_name(f".{path.name}.old-{os.getpid()}")
     if path.exists():
@@ -587,27 +612,12 @@ class SearchIndex:
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
 
     def _index_spellings(self) -> None:
-        """What loose spellings may stand for, derived from the corpus's own words and readings."""
-        self._skeletons: dict[str, list[str]] = {}  # kana skeleton → corpus readings
-        for r in self.readings:
-            if len(r) >= 3 and is_kana(r):
-                self._skeletons.setdefault(kana_skeleton(r), []).append(r)
-        self._skeleton_deletes: dict[str, list[str]] = {}
-        for sk in self._skeletons:
-            if len(sk) >= 4:
-                for d in deletions(sk):
-                    self._skeleton_deletes.setdefault(d, []).append(sk)
-        # Latin names by the consonants of their reading, and acronyms by their letters' names.
-        self._latin: dict[str, list[str]] = {}
-        self._letters: dict[str, list[str]] = {}
-        for form in self.lexicon["words"]:
-            if form.isascii() and form.isalpha() and len(form) >= 2:
-                if len(form) >= 4:
-                    cons = latin_consonants(form)
-                    if len(cons) >= 2:
-                        self._latin.setdefault(cons, []).append(form)
-                if len(form) <= 5:
-                    self._letters.setdefault(spelled_letters(form), []).append(form)
+        """What loose spellings may stand for (`spelling_maps`, kept in the lexicon when the index was built)."""
+        maps = self.lexicon.get("spellings") or spelling_maps(self.readings, self.lexicon["words"])
+        self._skeletons = maps["skeletons"]
+        self._skeleton_deletes = maps["deletes"]
+        self._latin = maps["latin"]
+        self._letters = maps["letters"]
 
     # query building
 
