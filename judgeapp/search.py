@@ -474,6 +474,22 @@ class _Evaluator:
                 scores += sc
                 mask |= mc
             return scores * q.boost, mask
+        if isinstance(q, Q.And) and all(isinstance(c, Q.Term) for c in q.subqueries):
+            # Terms only (character pairs, a phrase's words): intersect the posting lists, then add up.
+            parts = [(self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
+            shortest = sorted((p[0][0] for p in parts), key=len)
+            common = shortest[0]
+            for ids in shortest[1:]:
+                if not len(common):
+                    break
+                common = np.intersect1d(common, ids, assume_unique=True)
+            scores = np.zeros(n)
+            mask = np.zeros(n, dtype=bool)
+            if len(common):
+                for (ids, sc), boost in parts:
+                    scores[common] += sc[np.searchsorted(ids, common)] * boost
+                mask[common] = True
+            return scores * q.boost, mask
         if isinstance(q, Q.And):
             scores = np.zeros(n)
             mask = np.ones(n, dtype=bool)
