@@ -1,4 +1,4 @@
-"""Search quality and speed: our search against fair and strong peers, same corpus, same queries, same process.
+"""Search quality and speed: our search against fair and strong peers (same corpus, queries and process).
 
 The corpus is the real one, and the real one scaled to N sections (copies of every section under game ids
 `<game>~<k>`, so a game filter still selects the original game; a hit on a copy counts as a hit on its
@@ -12,7 +12,8 @@ original). Peers:
 - Groonga is left out: the machine has no `groonga` command.
 Query tables: tests/cases/search_queries.yaml (ours, old) and, when present, the unseen tables written by
 someone who never saw our code (tuning half and reporting half). Prints recall@5 and first hit per table,
-query time median/p95 over every table's queries, index build time and size, and the ratios the issue asks for.
+query time median/p95 over every table's queries, index build time and size, and the ratios issue 10 asks
+for.
 """
 
 from __future__ import annotations
@@ -329,7 +330,8 @@ def run(sizes=(None, 10_000)) -> list[str]:
     lines = ["Query tables: " + ", ".join(f"{name} {len(c)} queries (tests/cases/{TABLES[name].name})"
                                           for name, c in QUERIES.items()) + ".", ""]
     # Measured first, while this process is small (a fork of a process holding a large index is slower).
-    lines += [f"Cold start (new process → first answered search, index present, median of 5): {cold_start():.2f} s", ""]
+    cold = cold_start()
+    lines += [f"Cold start (new process → first answered search, index present, median of 5): {cold:.2f} s", ""]
     head = "".join(f" {name} recall@5 | {name} first |" for name in QUERIES)
     for size in sizes:
         docs = scaled_docs(corpus, size or len(corpus.sections))
@@ -351,9 +353,11 @@ def run(sizes=(None, 10_000)) -> list[str]:
         ours = results[0]
         lines.append("")
         for base in results[1:3]:
-            lines.append(f"- ours / {base['engine'].split(' (')[0]}: p95 {ours['p95_ms'] / base['p95_ms']:.2f}×, "
+            name = base["engine"].split(" (")[0]
+            lines.append(f"- ours / {name}: p95 {ours['p95_ms'] / base['p95_ms']:.2f}×, "
                          f"median {ours['median_ms'] / base['median_ms']:.2f}×, "
-                         f"build {ours['build_s'] / base['build_s']:.2f}×, size {ours['size_mb'] / base['size_mb']:.2f}×")
+                         f"build {ours['build_s'] / base['build_s']:.2f}×, "
+                         f"size {ours['size_mb'] / base['size_mb']:.2f}×")
         lines.append("")
     return lines
 

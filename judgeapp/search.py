@@ -37,8 +37,8 @@ from whoosh.analysis import SpaceSeparatedTokenizer
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.system import pack_uint
 
-from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton, latin_consonants,
-                       section_number_keys, spelled_letters, squash, squash_map, to_katakana)
+from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton,
+                       latin_consonants, section_number_keys, spelled_letters, squash, squash_map, to_katakana)
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
@@ -628,7 +628,7 @@ class SearchIndex:
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
 
     def _index_spellings(self) -> None:
-        """What loose spellings may stand for (`spelling_maps`, kept in the lexicon when the index was built)."""
+        """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
         maps = self.lexicon.get("spellings") or spelling_maps(self.readings, self.lexicon["words"])
         self._skeletons = maps["skeletons"]
         self._skeleton_deletes = maps["deletes"]
@@ -779,7 +779,8 @@ class SearchIndex:
             signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
         for e in self.synonym_entries(text, words):
             for phrase in self._phrases[e]:
-                terms = [self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in _QUERY_STOP]
+                terms = [self._word_query(QueryWord(w, kana=False))
+                         for w in phrase if w.forms[0] not in _QUERY_STOP]
                 if terms:
                     signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
         grams = list(dict.fromkeys(_bigrams(text)))[:32]
@@ -790,7 +791,8 @@ class SearchIndex:
         if len(grams) > 1:
             # Some character pairs rank what the other signals found; alone they find nothing (プレ is in
             # プレイヤー, which is no answer to プレミアム殿堂).
-            return Q.AndMaybe(Q.Or(signals), Q.Or([Q.Term("grams", g) for g in grams], boost=WEIGHT["some_grams"]))
+            some = Q.Or([Q.Term("grams", g) for g in grams], boost=WEIGHT["some_grams"])
+            return Q.AndMaybe(Q.Or(signals), some)
         return Q.Or(signals)
 
     # running
@@ -826,7 +828,6 @@ class SearchIndex:
         if game:
             q = Q.Require(q, Q.Term("game", game))
         scores, mask = ev.evaluate(q)
-        # Character pairs alone are a weak signal: a section found by them only must hold the query as written.
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
@@ -875,7 +876,10 @@ class SearchIndex:
         if spans:
             # The window that holds the most marks (spans come in order of their start).
             starts = [a for a, _ in spans]
-            best = max(starts, key=lambda a: bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20))
+            def marks_from(a: int) -> int:
+                return bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20)
+
+            best = max(starts, key=marks_from)
             start = max(0, best - 20)
         end = min(len(text), start + width)
         out = ["…" if start > 0 else ""]
