@@ -1,4 +1,4 @@
-"""Search quality and speed: our search against fair and strong peers, same corpus, same queries, same process.
+"""Search quality and speed: our search against fair and strong peers (same corpus, queries and process).
 
 The corpus is the real one, and the real one scaled to N sections (copies of every section under game ids
 `<game>~<k>`, so a game filter still selects the original game; a hit on a copy counts as a hit on its
@@ -12,7 +12,8 @@ original). Peers:
 - Groonga is left out: the machine has no `groonga` command.
 Query tables: tests/cases/search_queries.yaml (ours, old) and, when present, the unseen tables written by
 someone who never saw our code (tuning half and reporting half). Prints recall@5 and first hit per table,
-query time median/p95 over every table's queries, index build time and size, and the ratios the issue asks for.
+query time median/p95 over every table's queries, index build time and size, and the ratios issue 10 asks
+for.
 """
 
 from __future__ import annotations
@@ -284,20 +285,22 @@ def measure(engine, docs, workdir: Path, repeats: int = 3) -> dict:
     size = dir_size(built) if built.is_dir() else built.stat().st_size
     scores = {name: quality(engine, cases) for name, cases in QUERIES.items()}
     every = [c for cases in QUERIES.values() for c in cases]
-    times = []
+    # Each query's time is its fastest of `repeats` runs: the machine is shared, and a run that waited for
+    # the CPU says nothing about the engine. Every engine is timed the same way.
+    best = [float("inf")] * len(every)
     for _ in range(repeats):
-        for case in every:
+        for i, case in enumerate(every):
             t = time.perf_counter()
             engine.search(case["q"], case.get("game"), 10)
-            times.append((time.perf_counter() - t) * 1000)
-    times.sort()
+            best[i] = min(best[i], (time.perf_counter() - t) * 1000)
+    times = sorted(best)
     return {"engine": engine.name, "quality": scores,
             "median_ms": statistics.median(times), "p95_ms": times[int(len(times) * 0.95) - 1],
             "build_s": build_s, "size_mb": size / 1e6}
 
 
 def cold_start() -> float:
-    """Seconds from a new process's start to its first answered search, the index present (median of 3)."""
+    """Seconds from a new process's start to its first answered search, the index present (median of 5)."""
     import subprocess
 
     workdir = Path(tempfile.mkdtemp(prefix="judgeapp-cold-"))
@@ -309,7 +312,7 @@ def cold_start() -> float:
     try:
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # builds the index
         runs = []
-        for _ in range(3):
+        for _ in range(5):
             t = time.perf_counter()
             subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
             runs.append(time.perf_counter() - t)
@@ -326,6 +329,9 @@ def run(sizes=(None, 10_000)) -> list[str]:
     corpus = load_corpus(ROOT / "rules_corpus")
     lines = ["Query tables: " + ", ".join(f"{name} {len(c)} queries (tests/cases/{TABLES[name].name})"
                                           for name, c in QUERIES.items()) + ".", ""]
+    # Measured first, while this process is small (a fork of a process holding a large index is slower).
+    cold = cold_start()
+    lines += [f"Cold start (new process → first answered search, index present, median of 5): {cold:.2f} s", ""]
     head = "".join(f" {name} recall@5 | {name} first |" for name in QUERIES)
     for size in sizes:
         docs = scaled_docs(corpus, size or len(corpus.sections))
@@ -347,11 +353,12 @@ def run(sizes=(None, 10_000)) -> list[str]:
         ours = results[0]
         lines.append("")
         for base in results[1:3]:
-            lines.append(f"- ours / {base['engine'].split(' (')[0]}: p95 {ours['p95_ms'] / base['p95_ms']:.2f}×, "
+            name = base["engine"].split(" (")[0]
+            lines.append(f"- ours / {name}: p95 {ours['p95_ms'] / base['p95_ms']:.2f}×, "
                          f"median {ours['median_ms'] / base['median_ms']:.2f}×, "
-                         f"build {ours['build_s'] / base['build_s']:.2f}×, size {ours['size_mb'] / base['size_mb']:.2f}×")
+                         f"build {ours['build_s'] / base['build_s']:.2f}×, "
+                         f"size {ours['size_mb'] / base['size_mb']:.2f}×")
         lines.append("")
-    lines += [f"Cold start (new process → first answered search, index present, median of 3): {cold_start():.2f} s", ""]
     return lines
 
 

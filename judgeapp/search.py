@@ -14,6 +14,7 @@ Queries are built in code, never parsed from the user's text, so no input is a s
 
 from __future__ import annotations
 
+import bisect
 import copy
 import fcntl
 import json
@@ -36,8 +37,8 @@ from whoosh.analysis import SpaceSeparatedTokenizer
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.system import pack_uint
 
-from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton, latin_consonants,
-                       section_number_keys, spelled_letters, squash, squash_map, to_katakana)
+from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton,
+                       latin_consonants, section_number_keys, spelled_letters, squash, squash_map, to_katakana)
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
@@ -101,10 +102,12 @@ WEIGHT = {
     "number": 40.0,     # the section number, however written
     "all": 1.0,         # every word of the query in the section (added to "any")
     "title": 1.0,       # every word of the query in the section's title
+    "most": 0.5,        # all words but one (queries of 3 to 5 words): one noise word does not sink a section
+    "segments": 0.8,    # a run of kana read as several of the corpus's readings
     "any": 1.0,         # each word found
     "synonym": 0.35,    # a word of the same SudachiPy synonym group
     "fuzzy": 0.5,       # a katakana word within one edit, a Latin name from its kana reading
-    "phrase": 0.6,      # a phrase of rules_corpus/synonyms.yaml
+    "phrase": 1.0,      # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
     "grams": 0.4,       # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05, # some character pairs
 }
@@ -213,6 +216,32 @@ def number_keys(anchor: str) -> list[str]:
     return []
 
 
+def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+    """What loose spellings may stand for, derived from the corpus's own words and readings (docs/corpus.md,
+    "Spelling tolerance"): katakana skeletons and their one-deletion neighbours, Latin words by the consonant
+    classes of how they are said, acronyms by their letters' names."""
+    skeletons: dict[str, list[str]] = {}  # kana skeleton → corpus readings
+    for r in sorted(readings):
+        if len(r) >= 3 and is_kana(r):
+            skeletons.setdefault(kana_skeleton(r), []).append(r)
+    deletes: dict[str, list[str]] = {}
+    for sk in skeletons:
+        if len(sk) >= 4:
+            for d in sorted(deletions(sk)):
+                deletes.setdefault(d, []).append(sk)
+    latin: dict[str, list[str]] = {}
+    letters: dict[str, list[str]] = {}
+    for form in sorted(forms):
+        if form.isascii() and form.isalpha() and len(form) >= 2:
+            if len(form) >= 4:
+                cons = latin_consonants(form)
+                if len(cons) >= 2:
+                    latin.setdefault(cons, []).append(form)
+            if len(form) <= 5:
+                letters.setdefault(spelled_letters(form), []).append(form)
+    return {"skeletons": skeletons, "deletes": deletes, "latin": latin, "letters": letters}
+
+
 def _weighted(q: Q.Query, weight: float) -> Q.Query:
     """The query with its score multiplied by `weight`. Whoosh ignores the boost of a compound of one
     query (it runs the child alone), so the weight goes down to the first query that uses it."""
@@ -277,10 +306,9 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
         writer.cancel()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    (tmp / "lexicon.json").write_text(
-        json.dumps({f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}, ensure_ascii=False),
-        encoding="utf-8",
-    )
+    lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
+    lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
+    (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count}))
     old = path.with_name(f".{path.name}.old-{os.getpid()}")
     if path.exists():
@@ -389,8 +417,19 @@ class _Evaluator:
             self._postings[key] = hit
             return hit
 
-    def evaluate(self, q: Q.Query) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, matched mask) over every document."""
+    def evaluate(self, q: Q.Query, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, matched mask) over every document. A sub-query object used in several places of the
+        query (a word in the all-words and the all-but-one signals) is evaluated once."""
+        if memo is None:
+            memo = {}
+        hit = memo.get(id(q))
+        if hit is not None:
+            return hit[1]
+        out = self._evaluate(q, memo)
+        memo[id(q)] = (q, out)  # q kept so that its id is not reused while the memo lives
+        return out
+
+    def _evaluate(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         n = self.n
         if isinstance(q, Q.Term):
             ids, sc = self.postings(q.fieldname, q.text)
@@ -401,20 +440,23 @@ class _Evaluator:
             return scores, mask
         if isinstance(q, Q.Require):
             a, b = q.subqueries
-            sa, ma = self.evaluate(a)
-            _, mb = self.evaluate(b)
+            sa, ma = self.evaluate(a, memo)
+            _, mb = self.evaluate(b, memo)
             mask = ma & mb
             return np.where(mask, sa, 0.0) * q.boost, mask
+        if isinstance(q, Q.ConstantScoreQuery):
+            _, mask = self.evaluate(q.child, memo)
+            return np.where(mask, q.score, 0.0), mask
         if isinstance(q, Q.AndMaybe):
             a, b = q.subqueries
-            sa, ma = self.evaluate(a)
-            sb, _ = self.evaluate(b)
+            sa, ma = self.evaluate(a, memo)
+            sb, _ = self.evaluate(b, memo)
             return np.where(ma, sa + sb, 0.0) * q.boost, ma
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
                 return np.zeros(n), np.zeros(n, dtype=bool)
-            return self.evaluate(q.subqueries[0])
+            return self.evaluate(q.subqueries[0], memo)
         if isinstance(q, Q.Or):
             terms = [c for c in q.subqueries if isinstance(c, Q.Term)]
             others = [c for c in q.subqueries if not isinstance(c, Q.Term)]
@@ -428,15 +470,31 @@ class _Evaluator:
                     scores += np.bincount(ids, weights=weights, minlength=n)
                     mask[ids] = True
             for c in others:
-                sc, mc = self.evaluate(c)
+                sc, mc = self.evaluate(c, memo)
                 scores += sc
                 mask |= mc
+            return scores * q.boost, mask
+        if isinstance(q, Q.And) and all(isinstance(c, Q.Term) for c in q.subqueries):
+            # Terms only (character pairs, a phrase's words): intersect the posting lists, then add up.
+            parts = [(self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
+            shortest = sorted((p[0][0] for p in parts), key=len)
+            common = shortest[0]
+            for ids in shortest[1:]:
+                if not len(common):
+                    break
+                common = np.intersect1d(common, ids, assume_unique=True)
+            scores = np.zeros(n)
+            mask = np.zeros(n, dtype=bool)
+            if len(common):
+                for (ids, sc), boost in parts:
+                    scores[common] += sc[np.searchsorted(ids, common)] * boost
+                mask[common] = True
             return scores * q.boost, mask
         if isinstance(q, Q.And):
             scores = np.zeros(n)
             mask = np.ones(n, dtype=bool)
             for c in q.subqueries:
-                sc, mc = self.evaluate(c)
+                sc, mc = self.evaluate(c, memo)
                 scores += sc
                 mask &= mc
             return np.where(mask, scores, 0.0) * q.boost, mask
@@ -463,6 +521,8 @@ class _Evaluator:
                     return None
                 out |= t
             return out if q.subqueries else None
+        if isinstance(q, Q.ConstantScoreQuery):
+            return self.matched_terms(q.child, docnum)
         if isinstance(q, Q.Or):
             found = [t for c in q.subqueries if (t := self.matched_terms(c, docnum)) is not None]
             return set().union(*found) if found else None
@@ -479,6 +539,8 @@ class _Evaluator:
                 leaves[(node.fieldname, node.text)] = None
             elif isinstance(node, (Q.And, Q.Or, Q.Require, Q.AndMaybe)):
                 stack.extend(node.subqueries)
+            elif isinstance(node, Q.ConstantScoreQuery):
+                stack.append(node.child)
         out: list[set[tuple[str, str]]] = [set() for _ in docnums]
         if not docnums:
             return out
@@ -486,7 +548,8 @@ class _Evaluator:
         for field, text in leaves:
             ids, _ = self.postings(field, text)
             if len(ids):
-                for i in np.flatnonzero(np.isin(docs, ids, assume_unique=True)):
+                pos = np.minimum(np.searchsorted(ids, docs), len(ids) - 1)
+                for i in np.flatnonzero(ids[pos] == docs):
                     out[i].add((field, text))
         return out
 
@@ -565,27 +628,12 @@ class SearchIndex:
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
 
     def _index_spellings(self) -> None:
-        """What loose spellings may stand for, derived from the corpus's own words and readings."""
-        self._skeletons: dict[str, list[str]] = {}  # kana skeleton → corpus readings
-        for r in self.readings:
-            if len(r) >= 3 and is_kana(r):
-                self._skeletons.setdefault(kana_skeleton(r), []).append(r)
-        self._skeleton_deletes: dict[str, list[str]] = {}
-        for sk in self._skeletons:
-            if len(sk) >= 4:
-                for d in deletions(sk):
-                    self._skeleton_deletes.setdefault(d, []).append(sk)
-        # Latin names by the consonants of their reading, and acronyms by their letters' names.
-        self._latin: dict[str, list[str]] = {}
-        self._letters: dict[str, list[str]] = {}
-        for form in self.lexicon["words"]:
-            if form.isascii() and form.isalpha() and len(form) >= 2:
-                if len(form) >= 4:
-                    cons = latin_consonants(form)
-                    if len(cons) >= 2:
-                        self._latin.setdefault(cons, []).append(form)
-                if len(form) <= 5:
-                    self._letters.setdefault(spelled_letters(form), []).append(form)
+        """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
+        maps = self.lexicon.get("spellings") or spelling_maps(self.readings, self.lexicon["words"])
+        self._skeletons = maps["skeletons"]
+        self._skeleton_deletes = maps["deletes"]
+        self._latin = maps["latin"]
+        self._letters = maps["letters"]
 
     # query building
 
@@ -636,7 +684,7 @@ class SearchIndex:
         if qw.chunk:
             pieces = self._segment_reading(w.reading)
             if len(pieces) > 1:
-                alts.append(Q.And([Q.Term("reading", p, boost=FIELD_BOOST["reading"]) for p in pieces]))
+                alts.append(Q.And([Q.Term("reading", p, boost=WEIGHT["segments"]) for p in pieces]))
         if w.parts:
             parts = [Q.Term("words", p) for p in w.parts]
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
@@ -723,12 +771,16 @@ class SearchIndex:
         word_queries = [self._word_query(qw) for qw in words]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
+        if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
+            for i in range(len(word_queries)):
+                signals.append(_weighted(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"]))
         if word_queries:
             signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
             signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
         for e in self.synonym_entries(text, words):
             for phrase in self._phrases[e]:
-                terms = [self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in _QUERY_STOP]
+                terms = [self._word_query(QueryWord(w, kana=False))
+                         for w in phrase if w.forms[0] not in _QUERY_STOP]
                 if terms:
                     signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
         grams = list(dict.fromkeys(_bigrams(text)))[:32]
@@ -739,7 +791,8 @@ class SearchIndex:
         if len(grams) > 1:
             # Some character pairs rank what the other signals found; alone they find nothing (プレ is in
             # プレイヤー, which is no answer to プレミアム殿堂).
-            return Q.AndMaybe(Q.Or(signals), Q.Or([Q.Term("grams", g) for g in grams], boost=WEIGHT["some_grams"]))
+            some = Q.Or([Q.Term("grams", g) for g in grams], boost=WEIGHT["some_grams"])
+            return Q.AndMaybe(Q.Or(signals), some)
         return Q.Or(signals)
 
     # running
@@ -775,20 +828,21 @@ class SearchIndex:
         if game:
             q = Q.Require(q, Q.Term("game", game))
         scores, mask = ev.evaluate(q)
-        # Character pairs alone are a weak signal: a section found by them only must hold the query as written.
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
         top = ev.top(scores, mask, limit)
-        for docnum, matched in zip(top, ev.terms_in(q, top)):
+        matched = [{(fl, t) for fl, t in m if fl != "game"} for m in ev.terms_in(q, top)]
+        every = set().union(*matched) if matched else set()
+        if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
+            every.add(("needle", needle))
+        marker = self._marker(every, short)
+        for docnum in top:
             f = ev.stored[docnum]
-            terms = {(fl, t) for fl, t in matched if fl != "game"}
-            if any(fl == "grams" for fl, _ in terms) and len(needle) >= 2:
-                terms.add(("needle", needle))
             hits.append(Hit(id=f["id"], game=f["game"], doc=f["doc"], title=f["title_text"],
                             doc_title=f["doc_title"], score=round(float(scores[docnum]), 3),
-                            snippet=self._snippet(f["text"] or f["title_text"], terms, short=short,
-                                                  folded=self._folded[docnum])))
+                            snippet=self._snippet(f["text"] or f["title_text"], every, short=short,
+                                                  folded=self._folded[docnum], marker=marker)))
         return Results(query=text, total=int(mask.sum()), hits=hits)
 
     # snippets
@@ -804,20 +858,29 @@ class SearchIndex:
         # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
         return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
 
-    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False,
-                 folded: str | None = None) -> str:
-        """A short passage with the matched words in <mark>; everything else escaped."""
-        folded = fold(text) if folded is None else folded
+    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> re.Pattern | None:
+        """One regular expression for every surface of the query's matched terms (built once a query)."""
         patterns = [re.escape(x) for x in self._surfaces(terms, short)]
         patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
+        return re.compile("|".join(sorted(patterns, key=len, reverse=True))) if patterns else None
+
+    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False,
+                 folded: str | None = None, marker: re.Pattern | None = None) -> str:
+        """A short passage with the matched words in <mark>; everything else escaped."""
+        folded = fold(text) if folded is None else folded
+        regex = marker if marker is not None else self._marker(terms, short)
         spans: list[tuple[int, int]] = []
-        if patterns:
-            regex = re.compile("|".join(sorted(patterns, key=len, reverse=True)))
+        if regex is not None:
             spans = [m.span() for m in regex.finditer(folded) if m.end() > m.start()]
         start = 0
         if spans:
-            best = max(spans, key=lambda sp: sum(1 for o in spans if sp[0] - 20 <= o[0] < sp[0] + width - 20))
-            start = max(0, best[0] - 20)
+            # The window that holds the most marks (spans come in order of their start).
+            starts = [a for a, _ in spans]
+            def marks_from(a: int) -> int:
+                return bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20)
+
+            best = max(starts, key=marks_from)
+            start = max(0, best - 20)
         end = min(len(text), start + width)
         out = ["…" if start > 0 else ""]
         pos = start

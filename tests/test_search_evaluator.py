@@ -1,8 +1,8 @@
 """The numpy evaluator in judgeapp/search.py gives what Whoosh's own searcher gives (issue 14, point 3).
 
 Over the whole query table, for the query the search runs (every signal at once) and for the words alone in
-AND and in OR mode, with and without the game filter (Whoosh's `filter=`, ours an intersection): the same top 10 sections, in the same order, with the
-same BM25F scores to 1e-6, and the same number of matching sections.
+AND and in OR mode, with and without the game filter (Whoosh's `filter=`, ours an intersection): the same
+top 10 sections, in the same order, with the same BM25F scores to 1e-6, and the same number of matches.
 """
 
 from __future__ import annotations
