@@ -24,7 +24,7 @@ async function precacheList(cache, listUrl, skipKept, credentials) {
       else if (!skipKept) throw new Error(url + " " + r.status);
     }
   }
-  await Promise.all([worker(), worker(), worker(), worker()]);
+  await Promise.all([worker(), worker(), worker(), worker(), worker(), worker()]);  // a browser opens 6 connections
   return urls.length;
 }
 
