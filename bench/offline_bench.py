@@ -31,14 +31,17 @@ def main() -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_port}"
     client = app.test_client()
-    urls = client.get("/offline/precache.json").get_json()["urls"]
+    listing = client.get("/offline/precache.json").get_json()
+    urls = listing["urls"]
+    bundled = set(client.get(listing["bundle"]).get_json()["pages"])
+    fetched = [listing["bundle"]] + [u for u in urls if u not in bundled]  # what the worker requests
     total_raw = total_enc = 0
-    for u in urls:
+    for u in fetched:
         r = client.get(u, headers={"Accept-Encoding": "br, gzip"})
         total_enc += len(r.data)
         total_raw += len(client.get(u).data)
-    print(f"precache: {len(urls)} URLs, {total_enc / 1024:.0f} KB transferred (br), {total_raw / 1024:.0f} KB "
-          f"uncompressed")
+    print(f"precache: {len(urls)} URLs ({len(bundled)} pages in one bundle), {len(fetched)} requests, "
+          f"{total_enc / 1024:.0f} KB transferred (br), {total_raw / 1024:.0f} KB uncompressed")
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
                                      args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])

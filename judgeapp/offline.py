@@ -109,14 +109,42 @@ def event_pages() -> list[str]:
 @bp.get("/offline/precache.json")
 def precache():
     """What the service worker keeps; `?part=event` gives only the signed-in judge's event pages."""
+    bundle = None
     if request.args.get("part") == "event":
         urls = event_pages()
     else:
         urls = library_pages() + wizard_pages() + current_assets().urls() + [
             "/manifest.webmanifest", url_for("offline.search_index"), url_for("offline.situation_index"),
             url_for("offline.wizard_json")]
-    resp = current_app.json.response({"version": offline_version(), "urls": list(dict.fromkeys(urls))})
+        bundle = url_for("offline.pages_bundle", v=offline_version())
+    resp = current_app.json.response({"version": offline_version(), "urls": list(dict.fromkeys(urls)),
+                                      "bundle": bundle})
     resp.headers["Cache-Control"] = "private, no-cache"
+    return resp
+
+
+_bundles: dict[str, bytes] = {}
+
+
+@bp.get("/offline/pages.json")
+def pages_bundle():
+    """Every library and wizard page in one answer ({url: html}): one request instead of hundreds (on venue
+    Wi-Fi the round trips, not the bytes, are what takes time), and one compressed stream. The pages are
+    the same for everyone (rendered without cookies) and kept per offline version."""
+    version = offline_version()
+    body = _bundles.get(version)
+    if body is None:
+        client = current_app.test_client(use_cookies=False)
+        pages = {}
+        for url in dict.fromkeys(library_pages() + wizard_pages()):
+            r = client.get(url)
+            if r.status_code == 200:
+                pages[url] = r.get_data(as_text=True)
+        body = json.dumps({"version": version, "pages": pages}, ensure_ascii=False, separators=(",", ":")).encode()
+        _bundles.clear()
+        _bundles[version] = body
+    resp = Response(body, mimetype="application/json")
+    resp.headers["Cache-Control"] = "public, max-age=31536000, immutable"  # the version is in the URL
     return resp
 
 

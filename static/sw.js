@@ -13,12 +13,23 @@ let tree = null;
 async function precacheList(cache, listUrl, skipKept, credentials) {
   const res = await fetch(listUrl, { credentials: credentials, cache: "no-store" });
   if (!res.ok) throw new Error(listUrl + " " + res.status);
-  const urls = (await res.json()).urls;
+  const list = await res.json();
+  const urls = list.urls;
+  const bundled = new Set();
+  if (list.bundle) { /* every page in one answer, then the rest one by one */
+    const b = await fetch(list.bundle, { credentials: credentials });
+    if (!b.ok) throw new Error(list.bundle + " " + b.status);
+    const pages = (await b.json()).pages;
+    await Promise.all(Object.keys(pages).map((url) => {
+      bundled.add(url);
+      return cache.put(url, new Response(pages[url], { headers: { "Content-Type": "text/html; charset=utf-8" } }));
+    }));
+  }
   let next = 0;
   async function worker() {
     while (next < urls.length) {
       const url = urls[next++];
-      if (skipKept && await cache.match(url)) continue;
+      if (bundled.has(url) || (skipKept && await cache.match(url))) continue;
       const r = await fetch(url, { credentials: credentials, redirect: "follow" });
       if (r.ok && !r.redirected) await cache.put(url, r);
       else if (!skipKept) throw new Error(url + " " + r.status);
