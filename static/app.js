@@ -31,6 +31,11 @@
     navigator.serviceWorker.addEventListener("message", function (e) {
       if (e.data && e.data.type === "flush-queue") flush();
     });
+    document.querySelectorAll("form.signout").forEach(function (f) {
+      f.addEventListener("submit", function () {
+        if (navigator.serviceWorker.controller) navigator.serviceWorker.controller.postMessage({ type: "forget-events" });
+      });
+    });
     if (/^\/events\/\d+/.test(location.pathname) && !servedOffline()) {
       navigator.serviceWorker.ready.then(function (r) { r.active && r.active.postMessage({ type: "event-pages" }); });
     }
@@ -254,6 +259,13 @@
         var note = document.createElement("p"); note.className = "notice"; note.setAttribute("role", "status");
         note.textContent = navigator.onLine ? "送信しています…" : "電波がありません。記録は「未送信」として端末に保存しました。電波が戻ると自動で送ります。";
         form.parentNode.insertBefore(note, form);
+        var ev = location.pathname.match(/^\/events\/\d+/);
+        if (ev && !navigator.onLine) {
+          var back = document.createElement("p");
+          var link = document.createElement("a"); link.className = "button secondary"; link.href = ev[0] + "/record";
+          link.textContent = "別の選手に記録する"; back.appendChild(link);
+          form.parentNode.insertBefore(back, form);
+        }
         if (navigator.onLine) flush();
         return;
       }

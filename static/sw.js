@@ -60,6 +60,10 @@ self.addEventListener("message", (event) => {
   const data = event.data || {};
   if (data.type === "event-pages") {
     event.waitUntil(caches.open(CACHE).then((c) => precacheList(c, "/offline/precache.json?part=event", true, "same-origin")).catch(() => 0));
+  } else if (data.type === "forget-events") { /* signed out: the event's pages leave the phone */
+    event.waitUntil(caches.open(CACHE).then(async (c) => {
+      for (const req of await c.keys()) if (new URL(req.url).pathname.startsWith("/events/")) await c.delete(req);
+    }));
   } else if (data.type === "flush-queue") {
     event.waitUntil(tellClients("flush-queue"));
   }
