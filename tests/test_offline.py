@@ -338,3 +338,21 @@ def test_tap_targets_and_axe(app, phone, live_server):
             r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
              .map(v => v.id + ': ' + v.nodes.slice(0, 2).map(n => n.target.join(' ')).join(', ')))""")
         assert not found, (url, found)
+
+
+def test_opened_result_highlights_the_words_and_copy_link_falls_back(phone, live_server):
+    phone.goto(live_server + "/search?q=" + "遅刻" + "&game=lycee")
+    phone.click("main ol.results a.title[href='/rules/lycee/guideline/tardiness']")
+    phone.wait_for_url("**/rules/lycee/guideline/tardiness")
+    marks = phone.locator("main .body mark")
+    assert marks.count() >= 1 and "遅刻" in marks.first.inner_text()
+    # Opened directly (not from a search) the section has no highlight.
+    phone.goto(live_server + "/rules/lycee/guideline/promo-cards")
+    assert phone.locator("main .body mark").count() == 0
+    # Copy-link: the clipboard, else the share sheet, else the URL selected for a long press.
+    phone.click("button[data-copy]")
+    phone.wait_for_function("document.querySelector('button[data-copy]').textContent !== 'リンクをコピー'")
+    label = phone.locator("button[data-copy]").inner_text()
+    selected = phone.evaluate("document.activeElement.id === 'permalink' && "
+                              "document.activeElement.selectionEnd > 0")
+    assert label == "コピーしました" or (label.startswith("選択しました") and selected)
