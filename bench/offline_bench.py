@@ -63,12 +63,14 @@ def main() -> None:
     import json
     import subprocess
 
-    out = subprocess.run(["node", "--experimental-websocket", str(Path(__file__).with_name("offline_ready.js")),
-                          base, "1000", "150"], capture_output=True, text=True, timeout=900)
+    script = str(Path(__file__).with_name("offline_ready.js"))
+    out = subprocess.run(["node", "--experimental-websocket", script, base, "1000", "150"],
+                         capture_output=True, text=True, timeout=900)
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"cold phone at 1 Mbit/s, 150 ms (throttled targets: {', '.join(result['throttled'])}): page usable after "
-          f"{result['usable_s']:.1f} s, offline-ready after {result['offline_ready_s']:.1f} s; the precache's bytes "
-          f"alone take {total_enc / MBIT:.1f} s at that speed")
+    print(f"cold phone at 1 Mbit/s, 150 ms (throttled targets: {', '.join(result['throttled'])}): "
+          f"page usable after {result['usable_s']:.1f} s, "
+          f"offline-ready after {result['offline_ready_s']:.1f} s; "
+          f"the precache's bytes alone take {total_enc / MBIT:.1f} s at that speed")
     server.shutdown()
 
 

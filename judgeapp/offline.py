@@ -68,7 +68,8 @@ def wizard_pages() -> list[str]:
             for a in policy.nodes[node_id].answers:
                 p = path + [(node_id, a.id)]
                 if a.outcome:
-                    urls.append(f"{url_for('wizard.outcome', game=game, infraction_id=a.outcome)}?{urlencode(p)}")
+                    outcome = url_for("wizard.outcome", game=game, infraction_id=a.outcome)
+                    urls.append(f"{outcome}?{urlencode(p)}")
                 else:
                     stack.append((a.next, p))
         urls += [url_for("wizard.outcome", game=game, infraction_id=i) for i in policy.infractions]
@@ -140,11 +141,13 @@ def pages_bundle():
             r = client.get(url)
             if r.status_code == 200:
                 pages[url] = r.get_data(as_text=True)
-        body = json.dumps({"version": version, "pages": pages}, ensure_ascii=False, separators=(",", ":")).encode()
+        body = json.dumps({"version": version, "pages": pages}, ensure_ascii=False,
+                          separators=(",", ":")).encode()
         _bundles.clear()
         _bundles[version] = body
     resp = Response(body, mimetype="application/json")
-    resp.headers["Cache-Control"] = "public, max-age=31536000, immutable"  # the version is in the URL
+    if request.args.get("v") == version:  # the version is in the URL: the answer never changes
+        resp.headers["Cache-Control"] = "public, max-age=31536000, immutable"
     return resp
 
 
@@ -154,8 +157,11 @@ def wizard_json():
 
 
 def _stored_length(n: int) -> int:
-    from whoosh.util.numeric import byte_to_length, length_to_byte
-
+    """A field length as the server's index scores with it (Whoosh keeps one byte per length)."""
+    try:
+        from whoosh.util.numeric import byte_to_length, length_to_byte
+    except ImportError:  # an index without the approximation: the exact length
+        return n
     return byte_to_length(length_to_byte(n)) if n else 0
 
 

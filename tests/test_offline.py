@@ -17,14 +17,6 @@ pytestmark = pytest.mark.browser
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 
 
-def go_offline_ready(page, base: str) -> None:
-    """One online visit to the home page, then wait until the worker has kept everything."""
-    page.goto(base + "/")
-    page.wait_for_function(
-        "navigator.serviceWorker && navigator.serviceWorker.ready.then(() => caches.keys()).then(k => k.length)"
-        " && caches.match('/offline/ready').then(r => !!r)", timeout=120_000, polling=500)
-
-
 def ready(page) -> bool:
     return page.evaluate("caches.match('/offline/ready').then(r => !!r)")
 
@@ -106,7 +98,10 @@ def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, 
     phone.wait_for_function("window.judgeappOffline")
     got = phone.evaluate("""async (cases) => {
         const ix = await judgeappOffline.load('search');
-        return cases.map(c => { const r = ix.search(c.q, c.game || null, 10); return r.hits.length ? r.hits[0].id : null; });
+        return cases.map(c => {
+            const r = ix.search(c.q, c.game || null, 10);
+            return r.hits.length ? r.hits[0].id : null;
+        });
     }""", [{"q": c["q"], "game": c.get("game")} for c in cases])
     agree = sum(1 for a, b in zip(got, expected) if a == b)
     print(f"offline search agrees with the server's first result for {agree}/{len(cases)}")
@@ -125,7 +120,8 @@ def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, 
     phone.goto(live_server + "/wizard/lycee?q=" + "遅刻")
     phone.wait_for_selector("#offline-lookup ol.results a.title")
     server_first = lib.situations.search("遅刻", game="lycee", limit=8).hits[0].id.split("/")[1]
-    assert phone.locator("#offline-lookup a.title").first.get_attribute("href") == f"/wizard/lycee/{server_first}"
+    first_lookup = phone.locator("#offline-lookup a.title").first.get_attribute("href")
+    assert first_lookup == f"/wizard/lycee/{server_first}"
 
 
 class Switchable:
@@ -211,12 +207,11 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     phone.goto(live_server + f"/events/{event_id}")
     phone.evaluate("navigator.serviceWorker.ready")
     wait_ready(phone)
-    player_id = penalties and app.extensions["judgeapp.db"]
     from sqlalchemy import select
 
     from judgeapp.events.models import Player
 
-    with player_id.reader() as s:
+    with app.extensions["judgeapp.db"].reader() as s:
         pid = s.scalars(select(Player)).one().id
     record_url = f"/events/{event_id}/record?player={pid}"
     phone.wait_for_function(f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}'))"
@@ -312,7 +307,8 @@ def test_compression_and_caching_headers_in_the_browser(phone, live_server):
     assert "max-age=31536000" in css["cache-control"] and "immutable" in css["cache-control"]
     # A revisit revalidates the page with its ETag and gets a 304 (checked without the worker in between).
     status = phone.evaluate("""async () => { const r = await fetch(location.href, {cache: 'no-store'});
-        const r2 = await fetch(location.href, {headers: {'If-None-Match': r.headers.get('ETag')}, cache: 'no-store'});
+        const r2 = await fetch(location.href,
+                               {headers: {'If-None-Match': r.headers.get('ETag')}, cache: 'no-store'});
         return r2.status; }""")
     assert status == 304
     fav = phone.request.get(live_server + "/favicon.ico")
@@ -328,8 +324,10 @@ def test_tap_targets_and_axe(app, phone, live_server):
     axe = AXE.read_text(encoding="utf-8")
     for url in pages:
         phone.goto(live_server + url)
-        small = phone.evaluate("""() => [...document.querySelectorAll('a[href], button, input, select, summary')]
-            .filter(e => e.offsetParent !== null && !e.closest('.body p, .body li, .body td, p.snippet, footer, .skip'))
+        small = phone.evaluate("""() => [
+              ...document.querySelectorAll('a[href], button, input, select, summary')]
+            .filter(e => e.offsetParent !== null)
+            .filter(e => !e.closest('.body p, .body li, .body td, p.snippet, footer, .skip'))
             .filter(e => e.type !== 'hidden' && e.getBoundingClientRect().height < 44)
             .map(e => e.outerHTML.slice(0, 80))""")
         assert not small, (url, small[:5])
