@@ -106,6 +106,22 @@ def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, 
     agree = sum(1 for a, b in zip(got, expected) if a == b)
     print(f"offline search agrees with the server's first result for {agree}/{len(cases)}")
     assert agree / len(cases) >= 0.9
+    # The situation lookup, over the situations table, against the server's own lookup.
+    situations = load_cases("situations.yaml")
+    sit_expected = []
+    for case in situations:
+        hits = lib.situations.search(case["q"], game=case["game"], limit=8).hits
+        sit_expected.append(hits[0].id if hits else None)
+    sit_got = phone.evaluate("""async (cases) => {
+        const ix = await judgeappOffline.load('situations');
+        return cases.map(c => {
+            const r = ix.search(c.q, c.game, 8);
+            return r.hits.length ? r.hits[0].id : null;
+        });
+    }""", [{"q": c["q"], "game": c["game"]} for c in situations])
+    sit_agree = sum(1 for a, b in zip(sit_got, sit_expected) if a == b)
+    print(f"offline situation lookup agrees with the server's first result for {sit_agree}/{len(situations)}")
+    assert sit_agree / len(situations) >= 0.9
     # And the form, as a judge uses it with no signal.
     phone.goto(live_server + "/")
     phone.fill("input[name=q]", "遅刻")
