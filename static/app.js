@@ -171,18 +171,34 @@
     main.insertBefore(p, main.firstChild);
   }
 
+  /* The form check's token of the session as it is now (a kept form may carry an older session's). */
+  function freshToken(action) {
+    return fetch(action, { credentials: "same-origin" }).then(function (res) {
+      if (!res.ok || res.url.indexOf("/signin") >= 0) return null;
+      return res.text().then(function (html) {
+        var input = new DOMParser().parseFromString(html, "text/html").querySelector("input[name=csrf_token]");
+        return input ? input.value : null;
+      });
+    }, function () { return null; });
+  }
+
   var flushing = false;
   function flush() {
     if (flushing) return Promise.resolve();
     var pending = readQueue().filter(function (x) { return x.state === "pending"; });
     if (!pending.length) return Promise.resolve();
     flushing = true;
-    var landed = null;
+    var landed = null, tokens = {};
     return pending.reduce(function (chain, item) {
       return chain.then(function (stop) {
         if (stop) return true;
-        return fetch(item.action, { method: "POST", credentials: "same-origin", redirect: "follow",
-          headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(item.fields).toString() })
+        var token = tokens[item.action] !== undefined ? Promise.resolve(tokens[item.action]) : freshToken(item.action);
+        return token.then(function (t) {
+          tokens[item.action] = t;
+          var fields = item.fields.map(function (f) { return f[0] === "csrf_token" && t ? [f[0], t] : f; });
+          return fetch(item.action, { method: "POST", credentials: "same-origin", redirect: "follow",
+            headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
+        })
           .then(function (res) {
             if (res.ok && res.redirected && res.url.indexOf("/signin") < 0) {
               writeQueue(readQueue().filter(function (x) { return x.key !== item.key; }));

@@ -136,7 +136,10 @@ async function page(request) {
   try {
     const res = await withTimeout(fetch(request), NETWORK_TIMEOUT_MS);
     const type = res.headers.get("Content-Type") || "";
-    if (res.ok && !res.redirected && type.startsWith("text/html") && !url.pathname.startsWith("/offline/")) {
+    /* Kept only at its own normalised URL: a page for a query (search results, a lookup, a standing
+       calculation) must not stand in for the plain page. */
+    if (res.ok && !res.redirected && type.startsWith("text/html") && key === url.pathname + url.search &&
+        !url.pathname.startsWith("/offline/")) {
       const copy = res.clone();
       caches.open(CACHE).then((c) => c.put(key, copy));
     }
