@@ -85,7 +85,7 @@ def test_every_section_and_wizard_page_opens_offline(app, client, offline_phone,
     phone.screenshot(path=str(tmp_path / "offline-outcome.png"), full_page=True)
 
 
-def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, tmp_path):
+def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_server, tmp_path):
     phone = offline_phone
     lib = app.extensions["judgeapp.library"]
     cases = load_cases("search_queries.yaml")
@@ -129,6 +129,7 @@ def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, 
     phone.click("main form.search button[type=submit]")
     phone.wait_for_selector("#offline-results ol.results a.title")
     assert "オフライン" in phone.locator("#offline-results .offline-note").inner_text()
+    assert phone.title() == online_title(client, "/search?q=遅刻&game=lycee")
     first = phone.locator("main ol.results a.title").first.get_attribute("href")
     assert first == "/rules/" + lib.index.search("遅刻", game="lycee").hits[0].id
     phone.screenshot(path=str(tmp_path / "offline-search.png"), full_page=True)
