@@ -270,7 +270,8 @@ def missing():
 def service_worker():
     """The worker, with the offline version written in (a new version installs a new worker)."""
     body = (STATIC_DIR / "sw.js").read_text(encoding="utf-8")
-    body = f'const VERSION = "{offline_version()}";\n' + body
+    store = current_assets().url("queue-store.js")
+    body = f'const VERSION = "{offline_version()}";\nimportScripts("{store}");\n' + body
     resp = Response(body, mimetype="text/javascript")
     resp.headers["Cache-Control"] = "no-cache"
     return resp

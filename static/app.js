@@ -30,6 +30,7 @@
     navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(function () { /* http on a LAN address */ });
     navigator.serviceWorker.addEventListener("message", function (e) {
       if (e.data && e.data.type === "flush-queue") flush();
+      if (e.data && e.data.type === "queue-updated") applyWorkerOutcomes();
     });
     document.querySelectorAll("form.signout").forEach(function (f) {
       f.addEventListener("submit", function () {
@@ -114,7 +115,26 @@
 
   /* --- the record queue ------------------------------------------------------------------------ */
   function readQueue() { try { return JSON.parse(localStorage.getItem(QUEUE_KEY) || "[]"); } catch (e) { return []; } }
-  function writeQueue(q) { localStorage.setItem(QUEUE_KEY, JSON.stringify(q)); renderQueue(); }
+  function writeQueue(q) {
+    localStorage.setItem(QUEUE_KEY, JSON.stringify(q));
+    if (window.judgeappStore) judgeappStore.set("queue", q).catch(function () { /* the worker's copy only */ });
+    renderQueue();
+  }
+  /* What the worker did on Background Sync while no page was open. */
+  function applyWorkerOutcomes() {
+    if (!window.judgeappStore) return Promise.resolve();
+    return judgeappStore.get("outcomes").then(function (outcomes) {
+      if (!outcomes || !Object.keys(outcomes).length) return;
+      var q = readQueue(), sent = [];
+      q = q.filter(function (x) {
+        var o = outcomes[x.key];
+        if (o && o.state === "sent") { sent.push(x); return false; }
+        if (o && o.state === "refused") { x.state = "refused"; x.reason = o.reason; }
+        return true;
+      });
+      return judgeappStore.set("outcomes", {}).then(function () { writeQueue(q); sent.forEach(sentNotice); });
+    }).catch(function () { /* no IndexedDB: the page sends the queue itself */ });
+  }
   function newKey() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
     var a = new Uint8Array(16); crypto.getRandomValues(a);
@@ -322,13 +342,13 @@
     if (document.querySelector("main ol.results")) rememberMarks();
     setupRecordForm();
     renderQueue();
+    applyWorkerOutcomes().then(function () { if (navigator.onLine) flush(); });
     var sent = null;
     try { sent = sessionStorage.getItem("judgeapp.sent"); sessionStorage.removeItem("judgeapp.sent"); } catch (e) { /* none */ }
     if (sent && document.querySelector("main")) {
       var p = document.createElement("p"); p.className = "flash"; p.setAttribute("role", "status"); p.textContent = sent;
       document.querySelector("main").insertBefore(p, document.querySelector("main").firstChild);
     }
-    if (navigator.onLine) flush();
   });
   window.addEventListener("online", function () { flush(); });
   window.addEventListener("storage", function (e) { if (e.key === QUEUE_KEY) renderQueue(); });

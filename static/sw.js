@@ -70,8 +70,38 @@ self.addEventListener("message", (event) => {
 });
 
 self.addEventListener("sync", (event) => {
-  if (event.tag === "record-queue") event.waitUntil(tellClients("flush-queue"));
+  if (event.tag === "record-queue") event.waitUntil(syncQueue());
 });
+
+/* Background Sync: an open page sends the queue itself; with none open, the worker sends the copy the page
+   left in IndexedDB and notes each outcome for the next page. The server records an idempotency key once,
+   so a record the page sends again lands once. */
+async function syncQueue() {
+  const open = await self.clients.matchAll({ type: "window" });
+  if (open.length) return tellClients("flush-queue");
+  const queue = (await judgeappStore.get("queue")) || [];
+  const outcomes = (await judgeappStore.get("outcomes")) || {};
+  const tokens = {};
+  for (const item of queue) {
+    if (item.state !== "pending" || outcomes[item.key]) continue;
+    if (tokens[item.action] === undefined) {
+      const page = await fetch(item.action, { credentials: "same-origin" });
+      const m = (await page.text()).match(/name="csrf_token" value="([^"]+)"/);
+      tokens[item.action] = m && !page.url.includes("/signin") ? m[1] : null;
+    }
+    const t = tokens[item.action];
+    const fields = item.fields.map((f) => (f[0] === "csrf_token" && t ? [f[0], t] : f));
+    const res = await fetch(item.action, { method: "POST", credentials: "same-origin", redirect: "follow",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
+    if (res.ok && res.redirected && !res.url.includes("/signin")) outcomes[item.key] = { state: "sent" };
+    else if (res.status >= 400 && res.status < 500) {
+      const alert = (await res.text()).match(/role="alert"[^>]*>([^<]+)</);
+      outcomes[item.key] = { state: "refused", reason: alert ? alert[1].trim() : "サーバーが受け付けませんでした（" + res.status + "）" };
+    }
+    await judgeappStore.set("outcomes", outcomes);
+  }
+  await tellClients("queue-updated");
+}
 
 async function tellClients(type) {
   for (const c of await self.clients.matchAll({ type: "window" })) c.postMessage({ type: type });

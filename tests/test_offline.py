@@ -375,3 +375,44 @@ def test_opened_result_highlights_the_words_and_copy_link_falls_back(phone, live
     selected = phone.evaluate("document.activeElement.id === 'permalink' && "
                               "document.activeElement.selectionEnd > 0")
     assert label == "コピーしました" or (label.startswith("選択しました") and selected)
+
+
+def test_background_sync_sends_the_queue_with_no_page_open(app, phone, switchable):
+    """Queued offline, the tab left: the worker sends the record on Background Sync; the next page says so."""
+    base = switchable.url
+    event_id = make_event(phone, base, [("001", "山田太郎")])
+    phone.goto(base + f"/events/{event_id}")
+    phone.evaluate("navigator.serviceWorker.ready")
+    wait_ready(phone)
+    record_url = f"/events/{event_id}/record?player=1"
+    phone.wait_for_function(f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}'))"
+                            ".then(r => !!r)", timeout=60_000, polling=500)
+    cdp = phone.context.new_cdp_session(phone)
+    registrations: list[dict] = []
+    cdp.on("ServiceWorker.workerRegistrationUpdated", lambda e: registrations.extend(e["registrations"]))
+    cdp.send("ServiceWorker.enable")
+    cut(phone, switchable)
+    phone.goto(base + record_url)
+    phone.fill("input[name=round]", "3")
+    phone.select_option("select[name=level]", index=1)
+    phone.fill("textarea[name=facts]", "タブを閉じた後に届く記録")
+    phone.click("button[value=preview]")
+    phone.click("button[name=action][value=confirm]")
+    phone.wait_for_selector("#record-queue >> text=未送信")
+    phone.wait_for_function("judgeappStore.get('queue').then(q => q && q.length === 1)")
+    phone.goto("about:blank")  # no page of the app is open any more
+    switchable.start()
+    phone.context.set_offline(False)
+    reg = next(r for r in registrations if r["scopeURL"].startswith(base))
+    cdp.send("ServiceWorker.dispatchSyncEvent", {"origin": base, "registrationId": reg["registrationId"],
+                                                 "tag": "record-queue", "lastChance": False})
+    for _ in range(100):
+        if penalties(app):
+            break
+        phone.wait_for_timeout(100)
+    assert [p.facts for p in penalties(app)] == ["タブを閉じた後に届く記録"]
+    phone.goto(base + "/")
+    phone.wait_for_selector("text=保存していた記録を送信しました")
+    assert phone.locator("#record-queue").count() == 0
+    phone.wait_for_timeout(500)
+    assert len(penalties(app)) == 1
