@@ -76,6 +76,54 @@ def wizard_pages() -> list[str]:
     return list(dict.fromkeys(urls))
 
 
+def training_runs() -> dict:
+    """For each game, the one run of (up to) ten scenarios the phone keeps for practice with no signal, and
+    what the worker needs to answer its pages: the expected answers, the labels, the situations."""
+    import random
+
+    from .wizard.routes import choices, expected
+
+    out = {}
+    version = offline_version()
+    for game, policy in current_library().policies.games.items():
+        ids = [s.id for s in policy.training.scenarios]
+        if not ids:
+            continue
+        run = random.Random(f"{version}/{game}").sample(ids, min(10, len(ids)))
+        scenarios = {s.id: s for s in policy.training.scenarios}
+        out[game] = {
+            "base": url_for("wizard.training", game=game, run=",".join(run)),
+            "run": run,
+            "expected": [expected(policy, scenarios[r]) for r in run],
+            "choices": [cid for cid, _ in choices(policy)],
+            "labels": dict(choices(policy)),
+            "situations": [scenarios[r].situation for r in run],
+            "infractions": [[scenarios[r].infraction, policy.infractions[scenarios[r].infraction].name]
+                            for r in run],
+        }
+    return out
+
+
+def training_pages() -> list[str]:
+    """Every page of each kept run, at the URL the worker looks it up by: each question as reached with the
+    right answers before it, each answer's feedback, and the summary of a run answered right."""
+    urls = []
+    for t in training_runs().values():
+        base, exp, n = t["base"], t["expected"], len(t["run"])
+
+        def at(answers, nxt):
+            q = {"a": ",".join(answers)} if answers else {}
+            if nxt:
+                q["next"] = "1"
+            return f"{base}&{urlencode(q)}" if q else base
+
+        urls.append(at([], False))
+        for k in range(1, n + 1):
+            urls.append(at(exp[:k], True))  # question k+1, or the summary after the last
+            urls += [at(exp[: k - 1] + [c], False) for c in t["choices"]]  # feedback for each answer
+    return urls
+
+
 def library_pages() -> list[str]:
     lib = current_library()
     urls = ["/", url_for("rules.search"), url_for("wizard.choose"), url_for("wizard.training_choose"),
@@ -114,9 +162,9 @@ def precache():
     if request.args.get("part") == "event":
         urls = event_pages()
     else:
-        urls = library_pages() + wizard_pages() + current_assets().urls() + [
+        urls = library_pages() + wizard_pages() + training_pages() + current_assets().urls() + [
             "/manifest.webmanifest", url_for("offline.search_index"), url_for("offline.situation_index"),
-            url_for("offline.wizard_json")]
+            url_for("offline.wizard_json"), url_for("offline.training_json")]
         bundle = url_for("offline.pages_bundle", v=offline_version())
     resp = current_app.json.response({"version": offline_version(), "urls": list(dict.fromkeys(urls)),
                                       "bundle": bundle})
@@ -137,7 +185,7 @@ def pages_bundle():
     if body is None:
         client = current_app.test_client(use_cookies=False)
         pages = {}
-        for url in dict.fromkeys(library_pages() + wizard_pages()):
+        for url in dict.fromkeys(library_pages() + wizard_pages() + training_pages()):
             r = client.get(url)
             if r.status_code == 200:
                 pages[url] = r.get_data(as_text=True)
@@ -149,6 +197,11 @@ def pages_bundle():
     if request.args.get("v") == version:  # the version is in the URL: the answer never changes
         resp.headers["Cache-Control"] = "public, max-age=31536000, immutable"
     return resp
+
+
+@bp.get("/offline/training.json")
+def training_json():
+    return current_app.json.response(training_runs())
 
 
 @bp.get("/offline/wizard.json")

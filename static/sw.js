@@ -107,6 +107,67 @@ async function tellClients(type) {
   for (const c of await self.clients.matchAll({ type: "window" })) c.postMessage({ type: type });
 }
 
+let training = null;
+async function trainingRuns() {
+  if (training) return training;
+  const cache = await caches.open(CACHE);
+  const r = (await cache.match("/offline/training.json")) || (await fetch("/offline/training.json"));
+  training = await r.json();
+  return training;
+}
+
+function escapeHtml(s) {
+  return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
+}
+
+/* Training offline: the kept run's pages were rendered with the right answers before each question; the
+   judge's own answers are put back into the links (and into the summary's score and its list to review). */
+async function trainingCopy(url) {
+  const m = url.pathname.match(/^\/training\/([^/]+)$/);
+  if (!m || !url.searchParams.get("run")) return null;
+  const t = (await trainingRuns())[m[1]];
+  if (!t || url.searchParams.get("run") !== t.run.join(",")) return null;
+  const given = (url.searchParams.get("a") || "").split(",").filter(Boolean);
+  const next = url.searchParams.get("next") === "1";
+  const n = t.run.length, k = given.length;
+  if (k > n || given.some((g) => !t.choices.includes(g))) return null;
+  const at = (answers, nxt) => {
+    const q = new URLSearchParams();
+    if (answers.length) q.set("a", answers.join(","));
+    if (nxt) q.set("next", "1");
+    const s = q.toString();
+    return s ? t.base + "&" + s : t.base;
+  };
+  let key;
+  if (k === 0) key = at([], false);
+  else if (!next) key = at(t.expected.slice(0, k - 1).concat([given[k - 1]]), false);
+  else key = at(t.expected.slice(0, k), true);
+  const cache = await caches.open(CACHE);
+  const kept = await cache.match(key);
+  if (!kept) return null;
+  let html = await kept.text();
+  // Links: the answers before this page are the judge's, not the right ones.
+  html = html.replace(/href="(\/training\/[^"]*)"/g, (all, href) => {
+    const u = new URL(href.replace(/&amp;/g, "&"), url.origin);
+    const a = (u.searchParams.get("a") || "").split(",").filter(Boolean);
+    if (!a.length) return all;
+    const mine = given.slice(0, Math.min(k, a.length - 1)).concat(a.slice(Math.min(k, a.length - 1)));
+    u.searchParams.set("a", mine.join(","));
+    return 'href="' + escapeHtml(u.pathname + u.search) + '"';
+  });
+  if (next && k === n) { // the summary: the judge's score and the questions to review
+    const missed = t.run.map((_, i) => i).filter((i) => given[i] !== t.expected[i]);
+    html = html.replace(/<h1>[^<]*<\/h1>/, "<h1>" + n + " 問中 " + (n - missed.length) + " 問正解</h1>");
+    if (missed.length) {
+      const items = missed.map((i) => "<li>" + escapeHtml(t.situations[i]) + '<div class="small">答え：<strong>' +
+        escapeHtml(t.labels[t.expected[i]]) + '</strong>・<a href="/wizard/' + escapeHtml(m[1]) + "/" +
+        escapeHtml(t.infractions[i][0]) + '">' + escapeHtml(t.infractions[i][1]) + "</a></div></li>").join("");
+      html = html.replace('<p class="empty">全問正解です。</p>', '<h2>見直す問題</h2>\n<ol class="results">' + items + "</ol>");
+    }
+  }
+  return html;
+}
+
 async function wizardTree() {
   if (tree) return tree;
   const cache = await caches.open(CACHE);
@@ -144,8 +205,18 @@ async function cacheKey(url) {
   return p + url.search;
 }
 
-async function offlineCopy(key) {
+async function offlineCopy(key, url) {
   const cache = await caches.open(CACHE);
+  const m = url.pathname.match(/^\/training\/([^/]+)\/start$/);
+  if (m) { // a run the phone keeps, instead of a random one
+    const t = (await trainingRuns())[m[1]];
+    if (t) return Response.redirect(t.base, 302);
+  }
+  const trained = await trainingCopy(url);
+  if (trained !== null) {
+    return new Response(trained.replace("data-offline-banner hidden", "data-offline-banner"),
+      { status: 200, headers: { "Content-Type": "text/html; charset=utf-8", "X-Judgeapp-Offline": VERSION } });
+  }
   let r = await cache.match(key);
   if (!r) r = await cache.match("/offline/missing");
   if (!r) return Response.error();
@@ -175,7 +246,7 @@ async function page(request) {
     }
     return res;
   } catch (e) {
-    return offlineCopy(key);
+    return offlineCopy(key, url);
   }
 }
 

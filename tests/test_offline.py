@@ -416,3 +416,34 @@ def test_background_sync_sends_the_queue_with_no_page_open(app, phone, switchabl
     assert phone.locator("#record-queue").count() == 0
     phone.wait_for_timeout(500)
     assert len(penalties(app)) == 1
+
+
+def test_training_runs_offline(app, offline_phone, live_server, tmp_path):
+    """With no signal a judge still practises: a kept run of ten, each answer's feedback, the score."""
+    from judgeapp.wizard.routes import choices, expected
+
+    phone = offline_phone
+    policy = app.extensions["judgeapp.library"].policies.games["lycee"]
+    scenarios = {s.id: s for s in policy.training.scenarios}
+    first_choice = choices(policy)[0]
+    cut_to = phone.context
+    cut_to.set_offline(True)
+    phone.goto(live_server + "/training/lycee")
+    phone.click("text=始める")
+    phone.wait_for_url("**/training/lycee?run=*")
+    run = re.search(r"run=([^&]+)", phone.url).group(1).replace("%2C", ",").split(",")
+    assert len(run) == min(10, len(scenarios)) and set(run) <= set(scenarios)
+    for i, sid in enumerate(run):
+        assert phone.locator("h1.situation").inner_text() == scenarios[sid].situation
+        phone.click(f"ul.answers a >> text={first_choice[1]}")
+        phone.wait_for_load_state()
+        right = expected(policy, scenarios[sid]) == first_choice[0]
+        assert phone.locator("p.result").inner_text() == ("正解" if right else "不正解")
+        phone.locator("main a.button").click()
+        phone.wait_for_load_state()
+    score = sum(1 for sid in run if expected(policy, scenarios[sid]) == first_choice[0])
+    assert phone.locator("h1").inner_text() == f"{len(run)} 問中 {score} 問正解"
+    assert phone.locator("#offline-banner").is_visible()
+    if score < len(run):
+        assert phone.locator("ol.results li").count() == len(run) - score
+    phone.screenshot(path=str(tmp_path / "training-summary.png"), full_page=True)
