@@ -115,14 +115,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     assets.init_app(app)
 
     @app.context_processor
-    def _offline_context():
-        lib = current_library_safe()
-        return {"corpus_version": lib.corpus.version if lib else "", "offline_version": offline.offline_version}
+    def _corpus_version():  # every page says which corpus it shows (the offline banner, the footer)
+        return {"corpus_version": app.extensions["judgeapp.library"].corpus.version}
 
     return app
-
-
-def current_library_safe():
-    from flask import current_app
-
-    return current_app.extensions.get("judgeapp.library")

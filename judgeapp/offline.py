@@ -68,11 +68,60 @@ def wizard_pages() -> list[str]:
             for a in policy.nodes[node_id].answers:
                 p = path + [(node_id, a.id)]
                 if a.outcome:
-                    urls.append(f"{url_for('wizard.outcome', game=game, infraction_id=a.outcome)}?{urlencode(p)}")
+                    outcome = url_for("wizard.outcome", game=game, infraction_id=a.outcome)
+                    urls.append(f"{outcome}?{urlencode(p)}")
                 else:
                     stack.append((a.next, p))
         urls += [url_for("wizard.outcome", game=game, infraction_id=i) for i in policy.infractions]
     return list(dict.fromkeys(urls))
+
+
+def training_runs() -> dict:
+    """For each game, the one run of (up to) ten scenarios the phone keeps for practice with no signal, and
+    what the worker needs to answer its pages: the expected answers, the labels, the situations."""
+    import random
+
+    from .wizard.routes import choices, expected
+
+    out = {}
+    version = offline_version()
+    for game, policy in current_library().policies.games.items():
+        ids = [s.id for s in policy.training.scenarios]
+        if not ids:
+            continue
+        run = random.Random(f"{version}/{game}").sample(ids, min(10, len(ids)))
+        scenarios = {s.id: s for s in policy.training.scenarios}
+        out[game] = {
+            "base": url_for("wizard.training", game=game, run=",".join(run)),
+            "run": run,
+            "expected": [expected(policy, scenarios[r]) for r in run],
+            "choices": [cid for cid, _ in choices(policy)],
+            "labels": dict(choices(policy)),
+            "situations": [scenarios[r].situation for r in run],
+            "infractions": [[scenarios[r].infraction, policy.infractions[scenarios[r].infraction].name]
+                            for r in run],
+        }
+    return out
+
+
+def training_pages() -> list[str]:
+    """Every page of each kept run, at the URL the worker looks it up by: each question as reached with the
+    right answers before it, each answer's feedback, and the summary of a run answered right."""
+    urls = []
+    for t in training_runs().values():
+        base, exp, n = t["base"], t["expected"], len(t["run"])
+
+        def at(answers, nxt):
+            q = {"a": ",".join(answers)} if answers else {}
+            if nxt:
+                q["next"] = "1"
+            return f"{base}&{urlencode(q)}" if q else base
+
+        urls.append(at([], False))
+        for k in range(1, n + 1):
+            urls.append(at(exp[:k], True))  # question k+1, or the summary after the last
+            urls += [at(exp[: k - 1] + [c], False) for c in t["choices"]]  # feedback for each answer
+    return urls
 
 
 def library_pages() -> list[str]:
@@ -109,15 +158,50 @@ def event_pages() -> list[str]:
 @bp.get("/offline/precache.json")
 def precache():
     """What the service worker keeps; `?part=event` gives only the signed-in judge's event pages."""
+    bundle = None
     if request.args.get("part") == "event":
         urls = event_pages()
     else:
-        urls = library_pages() + wizard_pages() + current_assets().urls() + [
+        urls = library_pages() + wizard_pages() + training_pages() + current_assets().urls() + [
             "/manifest.webmanifest", url_for("offline.search_index"), url_for("offline.situation_index"),
-            url_for("offline.wizard_json")]
-    resp = current_app.json.response({"version": offline_version(), "urls": list(dict.fromkeys(urls))})
+            url_for("offline.wizard_json"), url_for("offline.training_json")]
+        bundle = url_for("offline.pages_bundle", v=offline_version())
+    resp = current_app.json.response({"version": offline_version(), "urls": list(dict.fromkeys(urls)),
+                                      "bundle": bundle})
     resp.headers["Cache-Control"] = "private, no-cache"
     return resp
+
+
+_bundles: dict[str, bytes] = {}
+
+
+@bp.get("/offline/pages.json")
+def pages_bundle():
+    """Every library and wizard page in one answer ({url: html}): one request instead of hundreds (on venue
+    Wi-Fi the round trips, not the bytes, are what takes time), and one compressed stream. The pages are
+    the same for everyone (rendered without cookies) and kept per offline version."""
+    version = offline_version()
+    body = _bundles.get(version)
+    if body is None:
+        client = current_app.test_client(use_cookies=False)
+        pages = {}
+        for url in dict.fromkeys(library_pages() + wizard_pages() + training_pages()):
+            r = client.get(url)
+            if r.status_code == 200:
+                pages[url] = r.get_data(as_text=True)
+        body = json.dumps({"version": version, "pages": pages}, ensure_ascii=False,
+                          separators=(",", ":")).encode()
+        _bundles.clear()
+        _bundles[version] = body
+    resp = Response(body, mimetype="application/json")
+    if request.args.get("v") == version:  # the version is in the URL: the answer never changes
+        resp.headers["Cache-Control"] = "public, max-age=31536000, immutable"
+    return resp
+
+
+@bp.get("/offline/training.json")
+def training_json():
+    return current_app.json.response(training_runs())
 
 
 @bp.get("/offline/wizard.json")
@@ -126,8 +210,11 @@ def wizard_json():
 
 
 def _stored_length(n: int) -> int:
-    from whoosh.util.numeric import byte_to_length, length_to_byte
-
+    """A field length as the server's index scores with it (Whoosh keeps one byte per length)."""
+    try:
+        from whoosh.util.numeric import byte_to_length, length_to_byte
+    except ImportError:  # an index without the approximation: the exact length
+        return n
     return byte_to_length(length_to_byte(n)) if n else 0
 
 
@@ -236,7 +323,8 @@ def missing():
 def service_worker():
     """The worker, with the offline version written in (a new version installs a new worker)."""
     body = (STATIC_DIR / "sw.js").read_text(encoding="utf-8")
-    body = f'const VERSION = "{offline_version()}";\n' + body
+    store = current_assets().url("queue-store.js")
+    body = f'const VERSION = "{offline_version()}";\nimportScripts("{store}");\n' + body
     resp = Response(body, mimetype="text/javascript")
     resp.headers["Cache-Control"] = "no-cache"
     return resp

@@ -30,6 +30,12 @@
     navigator.serviceWorker.register("/sw.js", { scope: "/" }).catch(function () { /* http on a LAN address */ });
     navigator.serviceWorker.addEventListener("message", function (e) {
       if (e.data && e.data.type === "flush-queue") flush();
+      if (e.data && e.data.type === "queue-updated") applyWorkerOutcomes();
+    });
+    document.querySelectorAll("form.signout").forEach(function (f) {
+      f.addEventListener("submit", function () {
+        if (navigator.serviceWorker.controller) navigator.serviceWorker.controller.postMessage({ type: "forget-events" });
+      });
     });
     if (/^\/events\/\d+/.test(location.pathname) && !servedOffline()) {
       navigator.serviceWorker.ready.then(function (r) { r.active && r.active.postMessage({ type: "event-pages" }); });
@@ -109,7 +115,26 @@
 
   /* --- the record queue ------------------------------------------------------------------------ */
   function readQueue() { try { return JSON.parse(localStorage.getItem(QUEUE_KEY) || "[]"); } catch (e) { return []; } }
-  function writeQueue(q) { localStorage.setItem(QUEUE_KEY, JSON.stringify(q)); renderQueue(); }
+  function writeQueue(q) {
+    localStorage.setItem(QUEUE_KEY, JSON.stringify(q));
+    if (window.judgeappStore) judgeappStore.set("queue", q).catch(function () { /* the worker's copy only */ });
+    renderQueue();
+  }
+  /* What the worker did on Background Sync while no page was open. */
+  function applyWorkerOutcomes() {
+    if (!window.judgeappStore) return Promise.resolve();
+    return judgeappStore.get("outcomes").then(function (outcomes) {
+      if (!outcomes || !Object.keys(outcomes).length) return;
+      var q = readQueue(), sent = [];
+      q = q.filter(function (x) {
+        var o = outcomes[x.key];
+        if (o && o.state === "sent") { sent.push(x); return false; }
+        if (o && o.state === "refused") { x.state = "refused"; x.reason = o.reason; }
+        return true;
+      });
+      return judgeappStore.set("outcomes", {}).then(function () { writeQueue(q); sent.forEach(sentNotice); });
+    }).catch(function () { /* no IndexedDB: the page sends the queue itself */ });
+  }
   function newKey() {
     if (window.crypto && crypto.randomUUID) return crypto.randomUUID();
     var a = new Uint8Array(16); crypto.getRandomValues(a);
@@ -166,18 +191,34 @@
     main.insertBefore(p, main.firstChild);
   }
 
+  /* The form check's token of the session as it is now (a kept form may carry an older session's). */
+  function freshToken(action) {
+    return fetch(action, { credentials: "same-origin" }).then(function (res) {
+      if (!res.ok || res.url.indexOf("/signin") >= 0) return null;
+      return res.text().then(function (html) {
+        var input = new DOMParser().parseFromString(html, "text/html").querySelector("input[name=csrf_token]");
+        return input ? input.value : null;
+      });
+    }, function () { return null; });
+  }
+
   var flushing = false;
   function flush() {
     if (flushing) return Promise.resolve();
     var pending = readQueue().filter(function (x) { return x.state === "pending"; });
     if (!pending.length) return Promise.resolve();
     flushing = true;
-    var landed = null;
+    var landed = null, tokens = {};
     return pending.reduce(function (chain, item) {
       return chain.then(function (stop) {
         if (stop) return true;
-        return fetch(item.action, { method: "POST", credentials: "same-origin", redirect: "follow",
-          headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(item.fields).toString() })
+        var token = tokens[item.action] !== undefined ? Promise.resolve(tokens[item.action]) : freshToken(item.action);
+        return token.then(function (t) {
+          tokens[item.action] = t;
+          var fields = item.fields.map(function (f) { return f[0] === "csrf_token" && t ? [f[0], t] : f; });
+          return fetch(item.action, { method: "POST", credentials: "same-origin", redirect: "follow",
+            headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
+        })
           .then(function (res) {
             if (res.ok && res.redirected && res.url.indexOf("/signin") < 0) {
               writeQueue(readQueue().filter(function (x) { return x.key !== item.key; }));
@@ -254,6 +295,13 @@
         var note = document.createElement("p"); note.className = "notice"; note.setAttribute("role", "status");
         note.textContent = navigator.onLine ? "送信しています…" : "電波がありません。記録は「未送信」として端末に保存しました。電波が戻ると自動で送ります。";
         form.parentNode.insertBefore(note, form);
+        var ev = location.pathname.match(/^\/events\/\d+/);
+        if (ev && !navigator.onLine) {
+          var back = document.createElement("p");
+          var link = document.createElement("a"); link.className = "button secondary"; link.href = ev[0] + "/record";
+          link.textContent = "別の選手に記録する"; back.appendChild(link);
+          form.parentNode.insertBefore(back, form);
+        }
         if (navigator.onLine) flush();
         return;
       }
@@ -294,13 +342,13 @@
     if (document.querySelector("main ol.results")) rememberMarks();
     setupRecordForm();
     renderQueue();
+    applyWorkerOutcomes().then(function () { if (navigator.onLine) flush(); });
     var sent = null;
     try { sent = sessionStorage.getItem("judgeapp.sent"); sessionStorage.removeItem("judgeapp.sent"); } catch (e) { /* none */ }
     if (sent && document.querySelector("main")) {
       var p = document.createElement("p"); p.className = "flash"; p.setAttribute("role", "status"); p.textContent = sent;
       document.querySelector("main").insertBefore(p, document.querySelector("main").firstChild);
     }
-    if (navigator.onLine) flush();
   });
   window.addEventListener("online", function () { flush(); });
   window.addEventListener("storage", function (e) { if (e.key === QUEUE_KEY) renderQueue(); });

@@ -280,6 +280,7 @@
     if (input) input.value = q;
     if (sel) sel.value = game;
     var prompt = document.querySelector("main p.empty"); if (prompt) prompt.remove();
+    document.title = cleanQuery(q) + " | judgeapp"; /* as the server titles the results page */
     load("search").then(function (ix) {
       var res = ix.search(q, game || null, 10);
       box.textContent = "";

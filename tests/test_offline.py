@@ -17,14 +17,6 @@ pytestmark = pytest.mark.browser
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
 
 
-def go_offline_ready(page, base: str) -> None:
-    """One online visit to the home page, then wait until the worker has kept everything."""
-    page.goto(base + "/")
-    page.wait_for_function(
-        "navigator.serviceWorker && navigator.serviceWorker.ready.then(() => caches.keys()).then(k => k.length)"
-        " && caches.match('/offline/ready').then(r => !!r)", timeout=120_000, polling=500)
-
-
 def ready(page) -> bool:
     return page.evaluate("caches.match('/offline/ready').then(r => !!r)")
 
@@ -93,7 +85,7 @@ def test_every_section_and_wizard_page_opens_offline(app, client, offline_phone,
     phone.screenshot(path=str(tmp_path / "offline-outcome.png"), full_page=True)
 
 
-def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, tmp_path):
+def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_server, tmp_path):
     phone = offline_phone
     lib = app.extensions["judgeapp.library"]
     cases = load_cases("search_queries.yaml")
@@ -106,11 +98,30 @@ def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, 
     phone.wait_for_function("window.judgeappOffline")
     got = phone.evaluate("""async (cases) => {
         const ix = await judgeappOffline.load('search');
-        return cases.map(c => { const r = ix.search(c.q, c.game || null, 10); return r.hits.length ? r.hits[0].id : null; });
+        return cases.map(c => {
+            const r = ix.search(c.q, c.game || null, 10);
+            return r.hits.length ? r.hits[0].id : null;
+        });
     }""", [{"q": c["q"], "game": c.get("game")} for c in cases])
     agree = sum(1 for a, b in zip(got, expected) if a == b)
     print(f"offline search agrees with the server's first result for {agree}/{len(cases)}")
     assert agree / len(cases) >= 0.9
+    # The situation lookup, over the situations table, against the server's own lookup.
+    situations = load_cases("situations.yaml")
+    sit_expected = []
+    for case in situations:
+        hits = lib.situations.search(case["q"], game=case["game"], limit=8).hits
+        sit_expected.append(hits[0].id if hits else None)
+    sit_got = phone.evaluate("""async (cases) => {
+        const ix = await judgeappOffline.load('situations');
+        return cases.map(c => {
+            const r = ix.search(c.q, c.game, 8);
+            return r.hits.length ? r.hits[0].id : null;
+        });
+    }""", [{"q": c["q"], "game": c["game"]} for c in situations])
+    sit_agree = sum(1 for a, b in zip(sit_got, sit_expected) if a == b)
+    print(f"offline situation lookup agrees with the server's first result for {sit_agree}/{len(situations)}")
+    assert sit_agree / len(situations) >= 0.9
     # And the form, as a judge uses it with no signal.
     phone.goto(live_server + "/")
     phone.fill("input[name=q]", "遅刻")
@@ -118,6 +129,7 @@ def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, 
     phone.click("main form.search button[type=submit]")
     phone.wait_for_selector("#offline-results ol.results a.title")
     assert "オフライン" in phone.locator("#offline-results .offline-note").inner_text()
+    assert phone.title() == online_title(client, "/search?q=遅刻&game=lycee")
     first = phone.locator("main ol.results a.title").first.get_attribute("href")
     assert first == "/rules/" + lib.index.search("遅刻", game="lycee").hits[0].id
     phone.screenshot(path=str(tmp_path / "offline-search.png"), full_page=True)
@@ -125,7 +137,8 @@ def test_offline_search_agrees_with_the_server(app, offline_phone, live_server, 
     phone.goto(live_server + "/wizard/lycee?q=" + "遅刻")
     phone.wait_for_selector("#offline-lookup ol.results a.title")
     server_first = lib.situations.search("遅刻", game="lycee", limit=8).hits[0].id.split("/")[1]
-    assert phone.locator("#offline-lookup a.title").first.get_attribute("href") == f"/wizard/lycee/{server_first}"
+    first_lookup = phone.locator("#offline-lookup a.title").first.get_attribute("href")
+    assert first_lookup == f"/wizard/lycee/{server_first}"
 
 
 class Switchable:
@@ -211,12 +224,11 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     phone.goto(live_server + f"/events/{event_id}")
     phone.evaluate("navigator.serviceWorker.ready")
     wait_ready(phone)
-    player_id = penalties and app.extensions["judgeapp.db"]
     from sqlalchemy import select
 
     from judgeapp.events.models import Player
 
-    with player_id.reader() as s:
+    with app.extensions["judgeapp.db"].reader() as s:
         pid = s.scalars(select(Player)).one().id
     record_url = f"/events/{event_id}/record?player={pid}"
     phone.wait_for_function(f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}'))"
@@ -234,6 +246,10 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     phone.goto(live_server + "/")
     assert "未送信" in phone.locator("#record-queue").inner_text()
     assert penalties(app) == []
+    # The kept form's check token may be an older session's: the queue sends the session's current one.
+    phone.evaluate("""() => { const q = JSON.parse(localStorage.getItem('judgeapp.queue'));
+        q.forEach(x => x.fields.forEach(f => { if (f[0] === 'csrf_token') f[1] = 'stale'; }));
+        localStorage.setItem('judgeapp.queue', JSON.stringify(q)); }""")
     restore(phone, switchable)
     phone.wait_for_function("!document.getElementById('record-queue')", timeout=30_000)
     assert len(penalties(app)) == 1
@@ -312,7 +328,8 @@ def test_compression_and_caching_headers_in_the_browser(phone, live_server):
     assert "max-age=31536000" in css["cache-control"] and "immutable" in css["cache-control"]
     # A revisit revalidates the page with its ETag and gets a 304 (checked without the worker in between).
     status = phone.evaluate("""async () => { const r = await fetch(location.href, {cache: 'no-store'});
-        const r2 = await fetch(location.href, {headers: {'If-None-Match': r.headers.get('ETag')}, cache: 'no-store'});
+        const r2 = await fetch(location.href,
+                               {headers: {'If-None-Match': r.headers.get('ETag')}, cache: 'no-store'});
         return r2.status; }""")
     assert status == 304
     fav = phone.request.get(live_server + "/favicon.ico")
@@ -328,8 +345,10 @@ def test_tap_targets_and_axe(app, phone, live_server):
     axe = AXE.read_text(encoding="utf-8")
     for url in pages:
         phone.goto(live_server + url)
-        small = phone.evaluate("""() => [...document.querySelectorAll('a[href], button, input, select, summary')]
-            .filter(e => e.offsetParent !== null && !e.closest('.body p, .body li, .body td, p.snippet, footer, .skip'))
+        small = phone.evaluate("""() => [
+              ...document.querySelectorAll('a[href], button, input, select, summary')]
+            .filter(e => e.offsetParent !== null)
+            .filter(e => !e.closest('.body p, .body li, .body td, p.snippet, footer, .skip'))
             .filter(e => e.type !== 'hidden' && e.getBoundingClientRect().height < 44)
             .map(e => e.outerHTML.slice(0, 80))""")
         assert not small, (url, small[:5])
@@ -338,3 +357,93 @@ def test_tap_targets_and_axe(app, phone, live_server):
             r.violations.filter(v => v.impact === 'serious' || v.impact === 'critical')
              .map(v => v.id + ': ' + v.nodes.slice(0, 2).map(n => n.target.join(' ')).join(', ')))""")
         assert not found, (url, found)
+
+
+def test_opened_result_highlights_the_words_and_copy_link_falls_back(phone, live_server):
+    phone.goto(live_server + "/search?q=" + "遅刻" + "&game=lycee")
+    phone.click("main ol.results a.title[href='/rules/lycee/guideline/tardiness']")
+    phone.wait_for_url("**/rules/lycee/guideline/tardiness")
+    marks = phone.locator("main .body mark")
+    assert marks.count() >= 1 and "遅刻" in marks.first.inner_text()
+    # Opened directly (not from a search) the section has no highlight.
+    phone.goto(live_server + "/rules/lycee/guideline/promo-cards")
+    assert phone.locator("main .body mark").count() == 0
+    # Copy-link: the clipboard, else the share sheet, else the URL selected for a long press.
+    phone.click("button[data-copy]")
+    phone.wait_for_function("document.querySelector('button[data-copy]').textContent !== 'リンクをコピー'")
+    label = phone.locator("button[data-copy]").inner_text()
+    selected = phone.evaluate("document.activeElement.id === 'permalink' && "
+                              "document.activeElement.selectionEnd > 0")
+    assert label == "コピーしました" or (label.startswith("選択しました") and selected)
+
+
+def test_background_sync_sends_the_queue_with_no_page_open(app, phone, switchable):
+    """Queued offline, the tab left: the worker sends the record on Background Sync; the next page says so."""
+    base = switchable.url
+    event_id = make_event(phone, base, [("001", "山田太郎")])
+    phone.goto(base + f"/events/{event_id}")
+    phone.evaluate("navigator.serviceWorker.ready")
+    wait_ready(phone)
+    record_url = f"/events/{event_id}/record?player=1"
+    phone.wait_for_function(f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}'))"
+                            ".then(r => !!r)", timeout=60_000, polling=500)
+    cdp = phone.context.new_cdp_session(phone)
+    registrations: list[dict] = []
+    cdp.on("ServiceWorker.workerRegistrationUpdated", lambda e: registrations.extend(e["registrations"]))
+    cdp.send("ServiceWorker.enable")
+    cut(phone, switchable)
+    phone.goto(base + record_url)
+    phone.fill("input[name=round]", "3")
+    phone.select_option("select[name=level]", index=1)
+    phone.fill("textarea[name=facts]", "タブを閉じた後に届く記録")
+    phone.click("button[value=preview]")
+    phone.click("button[name=action][value=confirm]")
+    phone.wait_for_selector("#record-queue >> text=未送信")
+    phone.wait_for_function("judgeappStore.get('queue').then(q => q && q.length === 1)")
+    phone.goto("about:blank")  # no page of the app is open any more
+    switchable.start()
+    phone.context.set_offline(False)
+    reg = next(r for r in registrations if r["scopeURL"].startswith(base))
+    cdp.send("ServiceWorker.dispatchSyncEvent", {"origin": base, "registrationId": reg["registrationId"],
+                                                 "tag": "record-queue", "lastChance": False})
+    for _ in range(100):
+        if penalties(app):
+            break
+        phone.wait_for_timeout(100)
+    assert [p.facts for p in penalties(app)] == ["タブを閉じた後に届く記録"]
+    phone.goto(base + "/")
+    phone.wait_for_selector("text=保存していた記録を送信しました")
+    assert phone.locator("#record-queue").count() == 0
+    phone.wait_for_timeout(500)
+    assert len(penalties(app)) == 1
+
+
+def test_training_runs_offline(app, offline_phone, live_server, tmp_path):
+    """With no signal a judge still practises: a kept run of ten, each answer's feedback, the score."""
+    from judgeapp.wizard.routes import choices, expected
+
+    phone = offline_phone
+    policy = app.extensions["judgeapp.library"].policies.games["lycee"]
+    scenarios = {s.id: s for s in policy.training.scenarios}
+    first_choice = choices(policy)[0]
+    cut_to = phone.context
+    cut_to.set_offline(True)
+    phone.goto(live_server + "/training/lycee")
+    phone.click("text=始める")
+    phone.wait_for_url("**/training/lycee?run=*")
+    run = re.search(r"run=([^&]+)", phone.url).group(1).replace("%2C", ",").split(",")
+    assert len(run) == min(10, len(scenarios)) and set(run) <= set(scenarios)
+    for i, sid in enumerate(run):
+        assert phone.locator("h1.situation").inner_text() == scenarios[sid].situation
+        phone.click(f"ul.answers a >> text={first_choice[1]}")
+        phone.wait_for_load_state()
+        right = expected(policy, scenarios[sid]) == first_choice[0]
+        assert phone.locator("p.result").inner_text() == ("正解" if right else "不正解")
+        phone.locator("main a.button").click()
+        phone.wait_for_load_state()
+    score = sum(1 for sid in run if expected(policy, scenarios[sid]) == first_choice[0])
+    assert phone.locator("h1").inner_text() == f"{len(run)} 問中 {score} 問正解"
+    assert phone.locator("#offline-banner").is_visible()
+    if score < len(run):
+        assert phone.locator("ol.results li").count() == len(run) - score
+    phone.screenshot(path=str(tmp_path / "training-summary.png"), full_page=True)

@@ -22,7 +22,8 @@ def test_precache_holds_every_section_document_and_wizard_outcome(client, librar
         for inf in policy.infractions:
             assert f"/wizard/{game}/{inf}" in urls
         reached = {a.outcome for n in policy.nodes.values() for a in n.answers if a.outcome}
-        with_path = {u.split("?")[0].rsplit("/", 1)[1] for u in urls if u.startswith(f"/wizard/{game}/") and "?" in u}
+        with_path = {u.split("?")[0].rsplit("/", 1)[1] for u in urls
+                     if u.startswith(f"/wizard/{game}/") and "?" in u}
         assert reached <= with_path
     assert "/" in urls and "/training" in urls and "/decks" in urls and "/offline/search.json" in urls
 
@@ -78,11 +79,13 @@ def test_manifest_and_worker(client):
         assert f"{w}x{h}" == icon["sizes"]
     assert '<link rel="manifest" href="/manifest.webmanifest">' in client.get("/").get_data(as_text=True)
     sw = client.get("/sw.js")
-    assert sw.status_code == 200 and sw.mimetype == "text/javascript" and sw.headers["Cache-Control"] == "no-cache"
+    assert sw.status_code == 200 and sw.mimetype == "text/javascript"
+    assert sw.headers["Cache-Control"] == "no-cache"
     assert client.application.extensions["judgeapp.library"].corpus.version in sw.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("url", ["/", "/rules/tcg-taikai/floor-rules/6b-iii", "/search?q=遅刻", "/wizard/lycee"])
+@pytest.mark.parametrize("url", ["/", "/rules/tcg-taikai/floor-rules/6b-iii", "/search?q=遅刻",
+                                 "/wizard/lycee"])
 def test_pages_compressed_with_etag_and_304(client, url):
     resp = client.get(url, headers={"Accept-Encoding": "br, gzip"})
     assert resp.headers["Content-Encoding"] in ("br", "gzip") and "no-cache" in resp.headers["Cache-Control"]
