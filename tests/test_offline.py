@@ -110,8 +110,9 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     situations = load_cases("situations.yaml")
     sit_expected = []
     for case in situations:
-        hits = lib.situations.search(case["q"], game=case["game"], limit=8).hits
-        sit_expected.append(hits[0].id if hits else None)
+        # The server's first answer that is an infraction (the offline index holds the infractions only).
+        found = [m for m in lib.lookup.search(case["q"], game=case["game"], limit=8).matches if m.answer.infraction]
+        sit_expected.append(f"{case['game']}/{found[0].answer.infraction.id}" if found else None)
     sit_got = phone.evaluate("""async (cases) => {
         const ix = await judgeappOffline.load('situations');
         return cases.map(c => {
@@ -136,7 +137,8 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     # The situation lookup too.
     phone.goto(live_server + "/wizard/lycee?q=" + "遅刻")
     phone.wait_for_selector("#offline-lookup ol.results a.title")
-    server_first = lib.situations.search("遅刻", game="lycee", limit=8).hits[0].id.split("/")[1]
+    server_first = next(m.answer.infraction.id for m in lib.lookup.search("遅刻", game="lycee", limit=8).matches
+                        if m.answer.infraction)
     first_lookup = phone.locator("#offline-lookup a.title").first.get_attribute("href")
     assert first_lookup == f"/wizard/lycee/{server_first}"
 
