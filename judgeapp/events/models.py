@@ -42,6 +42,8 @@ class Event(Base):
     level: Mapped[str] = mapped_column(String(20))  # competitive | casual
     tier: Mapped[int | None] = mapped_column(Integer, nullable=True)  # tcg-taikai 階層レベル 1–5
     rounds: Mapped[int] = mapped_column(Integer)
+    # The round being played, set by the head judge or the scorekeeper: every record form starts from it.
+    current_round: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     staff: Mapped[list[Staff]] = relationship(back_populates="event", order_by="Staff.id")
@@ -101,6 +103,9 @@ class Penalty(Base):
     citations: Mapped[list] = mapped_column(JSON, default=list)  # [{"section", "quote"}]
     corpus_version: Mapped[str] = mapped_column(String(80))
     answers: Mapped[dict] = mapped_column(JSON, default=dict)  # the wizard's answers {node: answer}
+    # A head judge's ruling where the text prescribes nothing (level "head-judge-ruling"): a consequence the
+    # policy knows (ゲームの敗北) or free text. Never counted as a level in the standing.
+    ruling: Mapped[str | None] = mapped_column(String(300), nullable=True)
     judge_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
     # A key the form (or an API client's Idempotency-Key) sends once: a double tap or a retry on weak Wi-Fi
     # finds the record already made instead of making a second one.
@@ -173,3 +178,53 @@ class AuditEntry(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     staff: Mapped[Staff | None] = relationship(lazy="joined")
+
+
+class Seat(Base):
+    """Where a player sits in a round (卓番号 or seat), entered or imported; the record form finds a player
+    by it. A seat can be corrected (audited); penalty records never depend on it."""
+
+    __tablename__ = "seats"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    round: Mapped[int] = mapped_column(Integer)
+    table_no: Mapped[str] = mapped_column(String(20))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (UniqueConstraint("player_id", "round", name="seat_player_round_unique"),
+                      Index("seat_event_round_table", "event_id", "round", "table_no"))
+
+
+class Notice(Base):
+    """A change of a player's removal status (removed, or back in the tournament) for the head judge's desk,
+    written in the same transaction as the record, void or decision that caused it."""
+
+    __tablename__ = "notices"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    change: Mapped[str] = mapped_column(String(20))  # removed | restored
+    cause: Mapped[str] = mapped_column(String(40))  # the audit action: penalty.record, penalty.void, ...
+    penalty_id: Mapped[int | None] = mapped_column(ForeignKey("penalties.id"), nullable=True)
+    by_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    player: Mapped[Player] = relationship(lazy="joined")
+    by: Mapped[Staff] = relationship(lazy="joined")
+    __table_args__ = (CheckConstraint("change in ('removed', 'restored')", name="notice_change"),)
+
+
+class NoticeAck(Base):
+    """The head judge's acknowledgement of a notice (a row of its own: the notice is never changed)."""
+
+    __tablename__ = "notice_acks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    notice_id: Mapped[int] = mapped_column(ForeignKey("notices.id"), unique=True)
+    by_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    by: Mapped[Staff] = relationship(lazy="joined")
