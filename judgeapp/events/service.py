@@ -232,7 +232,11 @@ def _grants(value: object, allowed: set[str]) -> list[str]:
 
 
 def grants_of(policies: Policies, event: Event) -> set[str]:
-    return {lv.grant for lv in policies.games[event.game].levels.values() if lv.grant}
+    """What the organizer can grant: what the game's policy restricts, and (every game) a head judge's
+    ruling where the text is silent."""
+    from .desk import RULING_GRANT
+
+    return {lv.grant for lv in policies.games[event.game].levels.values() if lv.grant} | {RULING_GRANT}
 
 
 def set_grants(db: Database, actor: Staff, staff_id: int, grants: object, allowed_grants: set[str] = frozenset()) -> Staff:
@@ -488,7 +492,12 @@ class RecordView:
 
     @property
     def counts(self) -> bool:
-        return self.state not in ("void", "overturned") and self.level != NO_PENALTY.id
+        return self.state not in ("void", "overturned") and self.level not in (NO_PENALTY.id, HJ_RULING_ID)
+
+    @property
+    def outside_text(self) -> bool:
+        """A head judge's ruling where the text is silent (shown as such, never counted)."""
+        return self.level == HJ_RULING_ID
 
     @property
     def level(self) -> str:
@@ -551,7 +560,8 @@ def preview(db: Database, policy: Policy, player: Player, level: str) -> tuple[P
     """The player's record now, and the standing once this penalty is added (nothing written)."""
     current = player_record(db, policy, player)
     item = _level(policy, level)
-    after = standing(policy, [v.level for v in current.records if v.counts] + ([] if item is NO_PENALTY else [item.id]))
+    new = [] if item is NO_PENALTY or item.id == HJ_RULING_ID else [item.id]
+    after = standing(policy, [v.level for v in current.records if v.counts] + new)
     return current, after
 
 
@@ -570,6 +580,7 @@ class NoPenalty:
 
 
 NO_PENALTY = NoPenalty()
+HJ_RULING_ID = "head-judge-ruling"  # judgeapp.events.desk.HJ_RULING
 
 
 def _level(policy: Policy, level: object):
@@ -577,6 +588,10 @@ def _level(policy: Policy, level: object):
         level = ""
     if str(level) in (NO_PENALTY.id, NO_PENALTY.label):
         return NO_PENALTY
+    if str(level) == HJ_RULING_ID:
+        from .desk import HJ_RULING
+
+        return HJ_RULING
     item = policy.resolve(str(level or ""))
     if item is None:
         names = "、".join([x.label for x in policy.levels.values()] + [x.label for x in policy.consequences.values()]
@@ -594,7 +609,14 @@ def record_penalty(db: Database, policies: Policies, actor: Staff, form: dict, c
     player = get_player(db, ev.id, form.get("player"))
     rnd = _int(form.get("round", ""), "ラウンド", 1, ev.rounds)
     item = _level(policy, form.get("level"))
-    check_grant(actor, item)
+    ruling = None
+    if item.id == HJ_RULING_ID:
+        from .desk import check_ruling, ruling_text
+
+        check_ruling(actor)
+        ruling = ruling_text(policy, form)
+    else:
+        check_grant(actor, item)
     key = form.get("idempotency_key")
     key = _clean(key, "Idempotency-Key", 80) if key else None
     if key:
@@ -620,18 +642,28 @@ def record_penalty(db: Database, policies: Policies, actor: Staff, form: dict, c
         answers = {}
     answers = {str(k)[:60]: str(v)[:60] for k, v in answers.items()}
 
+    inf_name = policy.infractions[infraction_id.rpartition("/")[2]].name if infraction_id else None
+
     def do(s: Session):
+        from . import desk
+
         # PostgreSQL: the player's row lock queues concurrent recordings; SQLite: BEGIN IMMEDIATE did.
         s.execute(select(Player.id).where(Player.id == player.id).with_for_update())
         seq = (s.scalar(select(func.max(Penalty.seq)).where(Penalty.player_id == player.id)) or 0) + 1
+        before = player_record(db, policy, player, session=s).removed
         p = Penalty(event_id=ev.id, player_id=player.id, seq=seq, round=rnd, infraction=infraction_id or None,
                     level=item.id, level_label=item.label, facts=facts, notes=notes, citations=citations,
-                    corpus_version=corpus_version, answers=answers, judge_id=actor.id, idempotency_key=key)
+                    corpus_version=corpus_version, answers=answers, judge_id=actor.id, idempotency_key=key,
+                    ruling=ruling)
         s.add(p)
         s.flush()
         after = player_record(db, policy, player, session=s)
-        audit(s, ev.id, actor, "penalty.record", f"penalty:{p.id}", player=player.id, level=item.label,
-              round=rnd, infraction=infraction_id or None, removed=after.removed)
+        action = "ruling.record" if ruling else "penalty.record"
+        audit(s, ev.id, actor, action, f"penalty:{p.id}", player=player.id, level=item.label,
+              round=rnd, infraction=infraction_id or None, infraction_name=inf_name, ruling=ruling,
+              removed=after.removed, removed_now=after.removed and not before)
+        desk.note_status(s, ev.id, actor, player, before, after.removed, action, p.id)
+        desk.announce(s, ev.id, "record", record=p.id)
         return p
 
     try:
@@ -679,10 +711,19 @@ def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) 
     def do(s: Session):
         if s.scalar(select(Void.id).where(Void.penalty_id == view.penalty.id)):
             raise JudgeappError("この記録はすでに無効です。", 409, "already_void")
+        from . import desk
+
+        policy = desk.policy_of(get_event(db, actor.event_id))
+        player = view.penalty.player
+        s.execute(select(Player.id).where(Player.id == player.id).with_for_update())
+        before = desk.removed_now(s, policy, player)
         v = Void(penalty_id=view.penalty.id, reason=why, by_id=actor.id)
         s.add(v)
         s.flush()
         audit(s, actor.event_id, actor, "penalty.void", f"penalty:{view.penalty.id}", reason=why)
+        desk.note_status(s, actor.event_id, actor, player, before, desk.removed_now(s, policy, player),
+                         "penalty.void", view.penalty.id)
+        desk.announce(s, actor.event_id, "void", record=view.penalty.id)
         return v
 
     try:
@@ -707,6 +748,9 @@ def file_appeal(db: Database, actor: Staff, penalty_id: object, grounds: object)
         s.add(a)
         s.flush()
         audit(s, actor.event_id, actor, "appeal.file", f"penalty:{view.penalty.id}", appeal=a.id, grounds=text)
+        from .desk import announce
+
+        announce(s, actor.event_id, "appeal", record=view.penalty.id)
         return a
 
     try:
@@ -740,12 +784,21 @@ def decide_appeal(db: Database, policies: Policies, actor: Staff, appeal_id: obj
             raise JudgeappError("この記録は無効になっています。裁定はできません。", 409, "record_void")
         if s.scalar(select(Decision.id).where(Decision.appeal_id == aid)):
             raise JudgeappError("この上告はすでに裁定されています。裁定は最終決定です。", 409, "already_decided")
+        from . import desk
+
+        policy = policies.games[get_event(db, actor.event_id).game]
+        player = appeal.penalty.player
+        s.execute(select(Player.id).where(Player.id == player.id).with_for_update())
+        before = desk.removed_now(s, policy, player)
         d = Decision(appeal_id=aid, outcome=outcome, new_level=new_level, new_level_label=new_label, reason=reason,
                      by_id=actor.id)
         s.add(d)
         s.flush()
         audit(s, actor.event_id, actor, "appeal.decide", f"penalty:{appeal.penalty_id}", appeal=aid,
               outcome=outcome, level=new_label, reason=reason)
+        desk.note_status(s, actor.event_id, actor, player, before, desk.removed_now(s, policy, player),
+                         "appeal.decide", appeal.penalty_id)
+        desk.announce(s, actor.event_id, "decision", record=appeal.penalty_id)
         return d
 
     try:

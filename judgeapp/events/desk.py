@@ -1,0 +1,331 @@
+"""The head judge's desk and the floor: the current round, tables, finding a player in one field, notices of
+removal-status changes (acknowledged, never deleted), a head judge's ruling where the text is silent, and the
+desk's live data.
+
+Built on judgeapp.events.service (permissions, validation, audit, the standing engine): nothing here decides a
+standing on its own.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import unicodedata
+from dataclasses import dataclass
+
+from flask import current_app, has_app_context
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from ..errors import JudgeappError
+from ..policy import Policy
+from . import service
+from .db import Database
+from .live import hub_for
+from .models import Event, Notice, NoticeAck, Player, Seat, Staff
+
+ROUND_ROLES = {"organizer", "head_judge", "scorekeeper"}
+ACK_ROLES = {"organizer", "head_judge"}
+RULING_ROLES = {"organizer", "head_judge"}
+RULING_GRANT = "head-judge-ruling"
+RULING_LABEL = "ヘッドジャッジの判断（規定にない）"
+MAX_TABLE = 20
+
+
+# --- live announcements and notices ------------------------------------------------------------------------
+
+
+def announce(s: Session, event_id: int, kind: str, **extra) -> None:
+    """Tell the desks (after commit; through NOTIFY on PostgreSQL). Outside an app (scripts) there are none."""
+    if has_app_context():
+        hub_for(current_app).announce(s, event_id, kind, **extra)
+
+
+def policy_of(event: Event) -> Policy:
+    return current_app.extensions["judgeapp.library"].policies.games[event.game]
+
+
+def removed_now(s: Session, policy: Policy, player: Player) -> bool:
+    """Whether the player is out of the tournament by the records as this transaction sees them."""
+    return service.player_record(None, policy, player, session=s).removed
+
+
+def note_status(s: Session, event_id: int, actor: Staff, player: Player, before: bool, after: bool,
+                cause: str, penalty_id: int | None) -> Notice | None:
+    """A notice when a change (a record, a void, a decision) removes the player or brings them back."""
+    if before == after:
+        return None
+    n = Notice(event_id=event_id, player_id=player.id, change="removed" if after else "restored", cause=cause,
+               penalty_id=penalty_id, by_id=actor.id)
+    s.add(n)
+    s.flush()
+    announce(s, event_id, "notice", notice=n.id)
+    return n
+
+
+@dataclass
+class NoticeView:
+    notice: Notice
+    ack: NoticeAck | None
+
+    @property
+    def sentence(self) -> str:
+        n = self.notice
+        who = f"{n.player.number} {n.player.name}"
+        cause = {"penalty.record": "記録", "ruling.record": "記録", "penalty.void": "記録の無効",
+                 "appeal.decide": "上告の裁定"}.get(n.cause, n.cause)
+        what = "トーナメントから除外になりました" if n.change == "removed" else "除外ではなくなりました（トーナメントに戻ります）"
+        return f"{who}が{cause}（記録 #{n.penalty_id}）で{what}。"
+
+
+def notices(db: Database, event_id: int, limit: int = 50) -> list[NoticeView]:
+    """The newest notices first, each with its acknowledgement if any."""
+    with db.reader() as s:
+        rows = list(s.scalars(select(Notice).where(Notice.event_id == event_id).order_by(Notice.id.desc())
+                              .limit(limit)))
+        acks = {a.notice_id: a for a in s.scalars(select(NoticeAck).where(
+            NoticeAck.notice_id.in_([n.id for n in rows])))} if rows else {}
+        return [NoticeView(n, acks.get(n.id)) for n in rows]
+
+
+def ack_notice(db: Database, actor: Staff, notice_id: object) -> NoticeAck:
+    """The head judge (or the organizer) has seen the notice. Once; audited."""
+    service.require(actor, "read")
+    if actor.role not in ACK_ROLES:
+        raise JudgeappError("通知を確認済みにできるのはヘッドジャッジと主催者です。", 403, "forbidden")
+    nid = service._id(notice_id)
+
+    def do(s: Session):
+        n = s.get(Notice, nid)
+        if n is None or n.event_id != actor.event_id:
+            raise JudgeappError("その通知はありません。", 404, "unknown_notice")
+        if s.scalar(select(NoticeAck.id).where(NoticeAck.notice_id == nid)):
+            raise JudgeappError("この通知はすでに確認済みです。", 409, "already_acknowledged")
+        a = NoticeAck(notice_id=nid, by_id=actor.id)
+        s.add(a)
+        s.flush()
+        service.audit(s, actor.event_id, actor, "notice.ack", f"notice:{nid}", player=n.player_id)
+        announce(s, actor.event_id, "ack", notice=nid)
+        return a
+
+    try:
+        return db.write(do)
+    except IntegrityError:
+        raise JudgeappError("この通知はすでに確認済みです。", 409, "already_acknowledged") from None
+
+
+# --- the round and the tables -------------------------------------------------------------------------------
+
+
+def set_round(db: Database, actor: Staff, value: object) -> Event:
+    """The head judge or the scorekeeper sets the round being played (shown on every page, used by the forms)."""
+    service.require(actor, "read")
+    if actor.role not in ROUND_ROLES:
+        raise JudgeappError("現在のラウンドを変えられるのはヘッドジャッジ・スコアキーパー・主催者です。", 403, "forbidden")
+    ev = service.get_event(db, actor.event_id)
+    rnd = service._int(value, "ラウンド", 1, ev.rounds)
+
+    def do(s: Session):
+        row = s.get(Event, ev.id, with_for_update=True)
+        before = row.current_round
+        row.current_round = rnd
+        service.audit(s, ev.id, actor, "event.round", f"event:{ev.id}", before=before, after=rnd)
+        announce(s, ev.id, "round", round=rnd)
+        return row
+
+    return db.write(do)
+
+
+def parse_roster(text: str) -> list[tuple[str, str, str]]:
+    """A player list as tournament software exports it: `number,name,table` (table optional), comma or tab
+    separated, an optional header line (番号/number…). Rows are (number, name, table)."""
+    if "\x00" in text:
+        raise JudgeappError("選手リストとして読めません（文字以外のデータです）。", 400, "bad_list")
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    if len(lines) > service.MAX_PLAYERS_IMPORT:
+        raise JudgeappError(f"一度に登録できるのは {service.MAX_PLAYERS_IMPORT} 人までです。", 400, "too_many")
+    rows = []
+    for i, line in enumerate(lines, 1):
+        line = unicodedata.normalize("NFKC", line).strip()
+        if "," in line or "\t" in line:
+            parts = next(csv.reader([line], delimiter="," if "," in line else "\t"))
+        else:
+            parts = line.split()
+            parts = [parts[0], " ".join(parts[1:-1]), parts[-1]] if len(parts) >= 3 else parts
+        parts = [p.strip() for p in parts]
+        if i == 1 and parts and parts[0].lower() in ("番号", "選手番号", "number", "no", "no.", "id"):
+            continue
+        if len(parts) < 2 or not parts[0] or not parts[1]:
+            raise JudgeappError(f"{i} 行目「{line[:40]}」: 「番号,名前,卓番号」の形で書いてください。", 400, "bad_list")
+        table = parts[2] if len(parts) > 2 else ""
+        if len(table) > MAX_TABLE:
+            raise JudgeappError(f"{i} 行目: 卓番号は {MAX_TABLE} 文字までです。", 400, "too_long")
+        rows.append((parts[0], parts[1], table))
+    if not rows:
+        raise JudgeappError("選手がいません。1 行に「番号,名前,卓番号」で書いてください。", 400, "bad_list")
+    return rows
+
+
+def import_roster(db: Database, actor: Staff, rows: list[tuple[str, str, str]], rnd: object = None) -> dict:
+    """New players are registered; every row with a table gets that table for the round (the current round
+    unless given). A player already registered keeps their name (a different name is refused, not changed).
+    All or nothing: one bad row and nothing is written."""
+    service.require(actor, "players")
+    ev = service.get_event(db, actor.event_id)
+    rnd = service._int(rnd if rnd not in (None, "") else (ev.current_round or 1), "ラウンド", 1, ev.rounds)
+    clean, seen = [], set()
+    for i, (number, name, table) in enumerate(rows, 1):
+        try:
+            num = service._clean(number, "選手番号", 40)
+            nm = service._clean(name, "選手名", 80)
+            tb = service._clean(table, "卓番号", MAX_TABLE, required=False)
+        except JudgeappError as exc:
+            raise JudgeappError(f"{i} 人目: {exc.message}", exc.status, exc.code) from None
+        if num in seen:
+            raise JudgeappError(f"{i} 人目: 選手番号 {num} が重複しています。", 409, "duplicate_player")
+        seen.add(num)
+        clean.append((num, nm, tb))
+
+    def do(s: Session):
+        existing = {p.number: p for p in s.scalars(select(Player).where(
+            Player.event_id == ev.id, Player.number.in_([n for n, _, _ in clean])))}
+        added, seated = [], 0
+        for num, nm, tb in clean:
+            p = existing.get(num)
+            if p is not None and p.name != nm:
+                raise JudgeappError(f"選手番号 {num} は「{p.name}」として登録済みです（リストでは「{nm}」）。"
+                                    "番号か名前を確かめてください。", 409, "duplicate_player")
+            if p is None:
+                p = Player(event_id=ev.id, number=num, name=nm)
+                s.add(p)
+                s.flush()
+                added.append(p)
+            if tb:
+                seat = s.scalar(select(Seat).where(Seat.player_id == p.id, Seat.round == rnd))
+                if seat is None:
+                    s.add(Seat(event_id=ev.id, player_id=p.id, round=rnd, table_no=tb))
+                else:
+                    seat.table_no = tb
+                seated += 1
+        if added:
+            service.audit(s, ev.id, actor, "player.add", f"players:{len(added)}",
+                          players=[{"id": p.id, "number": p.number, "name": p.name} for p in added])
+        if seated:
+            service.audit(s, ev.id, actor, "seats.set", f"event:{ev.id}", round=rnd, count=seated)
+            announce(s, ev.id, "seats", round=rnd)
+        return {"added": len(added), "seated": seated, "round": rnd}
+
+    try:
+        return db.write(do)
+    except IntegrityError:
+        raise JudgeappError("選手番号が重複しています。", 409, "duplicate_player") from None
+
+
+def set_table(db: Database, actor: Staff, player_id: object, rnd: object, table: object) -> None:
+    """One player's table for a round, entered by hand."""
+    service.require(actor, "players")
+    ev = service.get_event(db, actor.event_id)
+    p = service.get_player(db, ev.id, player_id)
+    r = service._int(rnd if rnd not in (None, "") else (ev.current_round or 1), "ラウンド", 1, ev.rounds)
+    tb = service._clean(table, "卓番号", MAX_TABLE)
+    import_roster(db, actor, [(p.number, p.name, tb)], r)
+
+
+def tables(db: Database, event_id: int, rnd: int | None) -> dict[int, str]:
+    """{player id: table} for a round."""
+    if not rnd:
+        return {}
+    with db.reader() as s:
+        return dict(s.execute(select(Seat.player_id, Seat.table_no).where(Seat.event_id == event_id,
+                                                                           Seat.round == rnd)).all())
+
+
+def find(db: Database, event_id: int, q: object, rnd: int | None, limit: int = 50) -> list[tuple[Player, str]]:
+    """One field for the floor: a table (this round), a player number, or part of a name. Table matches first,
+    then the number, then names; each with the player's table this round (or "")."""
+    text = unicodedata.normalize("NFKC", str(q or "")).strip()[:80]
+    seats = tables(db, event_id, rnd)
+    if not text:
+        return [(p, seats.get(p.id, "")) for p in service.find_players(db, event_id, "", limit)]
+    key = text.removeprefix("卓").removesuffix("卓").strip() or text
+    at_table = [pid for pid, t in seats.items() if t == key]
+    out: list[tuple[Player, str]] = []
+    seen: set[int] = set()
+    with db.reader() as s:
+        if at_table:
+            for p in s.scalars(select(Player).where(Player.id.in_(at_table)).order_by(Player.number)):
+                out.append((p, seats.get(p.id, "")))
+                seen.add(p.id)
+    for p in service.find_players(db, event_id, text, limit):
+        if p.id not in seen:
+            out.append((p, seats.get(p.id, "")))
+            seen.add(p.id)
+    exact = [x for x in out if x[0].id in set(at_table) or x[0].number == text]
+    return (exact or out)[:limit]
+
+
+# --- a head judge's ruling where the text is silent -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeadJudgeRuling:
+    """What the head judge ruled where the text prescribes nothing: recorded, shown as outside the text,
+    never counted as a level (the standing engine never sees it)."""
+
+    id: str = "head-judge-ruling"
+    label: str = RULING_LABEL
+    mark: str = "判"
+    description: str = "規定にないヘッドジャッジの判断。累積には数えません。"
+    restricted_to: str = "ヘッドジャッジ（主催者が許可した人）"
+    grant: str = RULING_GRANT
+    citations: tuple = ()
+
+
+HJ_RULING = HeadJudgeRuling()
+
+
+def may_rule(actor: Staff | None) -> bool:
+    """The organizer, or a head judge the organizer allowed (grant head-judge-ruling)."""
+    if actor is None or actor.role not in RULING_ROLES:
+        return False
+    return actor.role == "organizer" or RULING_GRANT in (actor.grants or [])
+
+
+def ruling_text(policy: Policy, form: dict) -> str:
+    """The ruling: a consequence the policy knows (by id or label), else the head judge's own words."""
+    raw = form.get("ruling")
+    if raw in (None, ""):
+        raw = form.get("ruling_text")
+    text = service._clean(raw, "ヘッドジャッジの判断の内容", 300)
+    item = policy.consequences.get(text) or policy.resolve(text)
+    return item.label if item is not None and item.id in policy.consequences else text
+
+
+def check_ruling(actor: Staff) -> None:
+    if not may_rule(actor):
+        raise JudgeappError("「ヘッドジャッジの判断（規定にない）」を記録できるのは、主催者と、主催者が許可した"
+                            "ヘッドジャッジです。", 403, "not_granted")
+
+
+# --- the desk ----------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Desk:
+    appeals: list
+    over: list
+    latest: list
+    notices: list[NoticeView]
+
+    @property
+    def open_notices(self) -> list[NoticeView]:
+        return [n for n in self.notices if n.ack is None]
+
+
+def desk(db: Database, policy: Policy, event_id: int, latest: int = 10) -> Desk:
+    records = service.event_records(db, event_id)
+    return Desk(appeals=[v for v in records if v.state == "appealed"],
+                over=service.players_over_the_line(db, policy, event_id),
+                latest=list(reversed(records[-latest:])), notices=notices(db, event_id))
+
