@@ -151,8 +151,11 @@ def parse_roster(text: str) -> list[tuple[str, str, str]]:
         if "," in line or "\t" in line:
             parts = next(csv.reader([line], delimiter="," if "," in line else "\t"))
         else:
-            parts = line.split()
-            parts = [parts[0], " ".join(parts[1:-1]), parts[-1]] if len(parts) >= 3 else parts
+            parts = line.split()  # "001 山田 太郎 12": the last word is the table only when it is a number
+            if len(parts) >= 3 and parts[-1].isdigit():
+                parts = [parts[0], " ".join(parts[1:-1]), parts[-1]]
+            elif len(parts) >= 2:
+                parts = [parts[0], " ".join(parts[1:])]
         parts = [p.strip() for p in parts]
         if i == 1 and parts and parts[0].lower() in ("番号", "選手番号", "number", "no", "no.", "id"):
             continue
@@ -302,6 +305,15 @@ def ruling_text(policy: Policy, form: dict) -> str:
     return item.label if item is not None and item.id in policy.consequences else text
 
 
+def ruling_choices(policies, policy: Policy) -> list[str]:
+    """The consequences the policies know, as the head judge picks one: this game's first, then those other
+    games' texts name (a Duel Masters event has none of its own, and can still give ゲームの敗北)."""
+    out = [c.label for c in policy.consequences.values()]
+    for other in policies.games.values():
+        out += [c.label for c in other.consequences.values() if c.label not in out]
+    return out
+
+
 def check_ruling(actor: Staff) -> None:
     if not may_rule(actor):
         raise JudgeappError("「ヘッドジャッジの判断（規定にない）」を記録できるのは、主催者と、主催者が許可した"
@@ -329,3 +341,24 @@ def desk(db: Database, policy: Policy, event_id: int, latest: int = 10) -> Desk:
                 over=service.players_over_the_line(db, policy, event_id),
                 latest=list(reversed(records[-latest:])), notices=notices(db, event_id))
 
+
+
+def wizard_path(policy: Policy, answers: dict) -> list[tuple[str, str]]:
+    """The wizard's answers as (question, answer) in the words of the tree; unknown ids are shown as they are."""
+    out = []
+    for node_id, answer_id in (answers or {}).items():
+        node = policy.nodes.get(node_id)
+        if node is None:
+            out.append((str(node_id), str(answer_id)))
+            continue
+        label = next((a.label for a in node.answers if a.id == answer_id), str(answer_id))
+        out.append((node.question, label))
+    return out
+
+
+def wizard_facts(policy: Policy, infraction, answers: dict) -> str:
+    """The facts as the judge chose them in the wizard (the judge edits them before saving)."""
+    lines = [f"{q} → {a}" for q, a in wizard_path(policy, answers)]
+    if infraction is not None:
+        lines.append(f"判定：{infraction.name}")
+    return "\n".join(lines)
