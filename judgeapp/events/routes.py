@@ -11,9 +11,10 @@ from flask import Blueprint, Response, flash, redirect, render_template, request
 
 from ..errors import JudgeappError
 from ..library import current_library
-from . import service
-from .auth import current_db, current_staff, page_staff, sign_in_session
+from . import audit as audit_mod, players as players_mod, records, serialize, staff as staff_mod
+from .auth import client_address, current_db, current_staff, page_staff, safe_next, sign_in_session
 from .models import LEVELS, ROLES
+from .parsing import parse_id
 
 bp = Blueprint("events", __name__)
 
@@ -30,18 +31,19 @@ def _form_error(template: str, exc: JudgeappError, **ctx):
 @bp.get("/events")
 def index():
     lib = current_library()
-    return render_template("events/index.html", events=service.list_events(current_db()),
+    return render_template("events/index.html", events=staff_mod.list_events(current_db()),
                            games=lib.corpus.games, staff=current_staff())
 
 
 @bp.route("/events/new", methods=["GET", "POST"])
 def new():
     lib = current_library()
-    ctx = dict(games=lib.corpus.games, policies=lib.policies.games, levels=LEVELS)
+    ctx = dict(games=lib.corpus.games, policies=lib.policies.games, levels=LEVELS,
+               tiered=[p for p in lib.policies.games.values() if p.file.tiers])
     if request.method == "GET":
         return render_template("events/new.html", form={}, **ctx)
     try:
-        ev, organizer, token = service.create_event(current_db(), lib.policies, request.form)
+        ev, organizer, token = staff_mod.create_event(current_db(), lib.policies, request.form)
     except JudgeappError as exc:
         return _form_error("events/new.html", exc, **ctx)
     sign_in_session(organizer)
@@ -50,26 +52,46 @@ def new():
 
 @bp.route("/events/<int:event_id>/signin", methods=["GET", "POST"])
 def signin(event_id: int):
+    """Name and passcode (no list of the staff for anonymous visitors); then back to `next` on this site."""
     db = current_db()
-    ev = service.get_event(db, event_id)
-    names = [s.name for s in service.list_staff(db, event_id)]
-    nxt = request.values.get("next", "")
-    if not nxt.startswith("/") or nxt.startswith("//"):
-        nxt = url_for("events.show", event_id=event_id)
+    ev = staff_mod.get_event(db, event_id)
+    nxt = safe_next(request.values.get("next"), url_for("events.show", event_id=event_id))
     if request.method == "GET":
-        return render_template("events/signin.html", event=ev, names=names, form={}, next=nxt)
+        return render_template("events/signin.html", event=ev, form={}, next=nxt)
     try:
-        staff = service.sign_in(db, event_id, request.form.get("name", ""), request.form.get("passcode", ""))
+        staff = staff_mod.sign_in(db, event_id, request.form.get("name", ""), request.form.get("passcode", ""),
+                                  client_address())
     except JudgeappError as exc:
-        return _form_error("events/signin.html", exc, event=ev, names=names, next=nxt)
+        return _form_error("events/signin.html", exc, event=ev, next=nxt)
     sign_in_session(staff)
     return redirect(nxt)
 
 
 @bp.post("/events/signout")
 def signout():
+    """Sign out: the member's sessions end everywhere (a saved copy of the cookie no longer works)."""
+    staff = current_staff()
+    if staff is not None:
+        staff_mod.sign_out(current_db(), staff)
     session.clear()
     return redirect(url_for("events.index"))
+
+
+@bp.route("/events/<int:event_id>/join/<secret>", methods=["GET", "POST"])
+def join(event_id: int, secret: str):
+    """A join link (from the organizer's QR code): the new member types their name and is signed in."""
+    db = current_db()
+    ev = staff_mod.get_event(db, event_id)
+    link = staff_mod.join_link(db, event_id, secret)
+    if request.method == "GET":
+        return render_template("events/join.html", event=ev, link=link, form={}, roles=ROLES)
+    try:
+        staff = staff_mod.join(db, event_id, secret, request.form.get("name"))
+    except JudgeappError as exc:
+        return _form_error("events/join.html", exc, event=ev, link=link, roles=ROLES)
+    sign_in_session(staff)
+    flash(f"{staff.name}さん（{staff.role_label}）として参加しました。")
+    return redirect(url_for("events.show", event_id=event_id))
 
 
 @bp.get("/events/<int:event_id>")
@@ -77,24 +99,27 @@ def show(event_id: int):
     """The head judge's view: appeals waiting, players over the line, every record with filters."""
     db = current_db()
     staff = page_staff(event_id)
-    ev = service.get_event(db, event_id)
+    ev = staff_mod.get_event(db, event_id)
     policy = _policy(ev)
 
     def num(name):
-        n = service._id(request.args.get(name, ""))
+        n = parse_id(request.args.get(name, ""))
         return n if n > 0 else None
 
+    everything = records.event_records(db, event_id)
     level = request.args.get("level") or None
-    records = service.event_records(db, event_id, player=num("player"), round_=num("round"), judge=num("judge"),
-                                    level=level)
+    shown = records.event_records(db, event_id, player=num("player"), round_=num("round"), judge=num("judge"),
+                                  level=level)
     who = request.args.get("q", "").strip()
     if who:  # a player by number or name
-        ids = {p.id for p in service.find_players(db, event_id, who)}
-        records = [v for v in records if v.penalty.player_id in ids]
+        ids = {p.id for p in players_mod.find_players(db, event_id, who)}
+        shown = [v for v in shown if v.penalty.player_id in ids]
     return render_template(
-        "events/show.html", event=ev, staff=staff, policy=policy, records=records,
-        appeals=service.pending_appeals(db, event_id), over=service.players_over_the_line(db, policy, event_id),
-        staff_list=service.list_staff(db, event_id), filters=request.args, levels=LEVELS,
+        "events/show.html", event=ev, staff=staff, policy=policy, records=shown,
+        appeals=[v for v in everything if v.state == "appealed"],
+        over=records.players_over_the_line(db, policy, event_id, everything),
+        staff_list=staff_mod.list_staff(db, event_id), filters=request.args, levels=LEVELS,
+        tiers=policy.file.tiers,
     )
 
 
@@ -105,35 +130,39 @@ def show(event_id: int):
 def players(event_id: int):
     db = current_db()
     staff = page_staff(event_id)
-    ev = service.get_event(db, event_id)
+    ev = staff_mod.get_event(db, event_id)
     q = request.args.get("q", "")
     ctx = dict(event=ev, staff=staff, q=q)
+    try:
+        found = players_mod.find_players(db, event_id, q)
+    except JudgeappError as exc:
+        return _form_error("events/players.html", exc, players=[], **ctx)
     if request.method == "POST":
         try:
             if request.form.get("mode") == "list" or request.files.get("file"):
                 upload = request.files.get("file")
                 text = upload.read().decode("utf-8-sig", errors="strict") if upload and upload.filename else \
                     request.form.get("list", "")
-                added = service.import_players(db, staff, service.parse_player_list(text))
+                added = players_mod.import_players(db, staff, players_mod.parse_player_list(text))
             else:
-                added = [service.add_player(db, staff, request.form.get("number"), request.form.get("name"))]
+                added = [players_mod.add_player(db, staff, request.form.get("number"), request.form.get("name"))]
         except UnicodeDecodeError:
             exc = JudgeappError("CSV は UTF-8 で保存してください。", 400, "bad_encoding")
-            return _form_error("events/players.html", exc, players=service.find_players(db, event_id, q), **ctx)
+            return _form_error("events/players.html", exc, players=found, **ctx)
         except JudgeappError as exc:
-            return _form_error("events/players.html", exc, players=service.find_players(db, event_id, q), **ctx)
+            return _form_error("events/players.html", exc, players=found, **ctx)
         flash(f"{len(added)} 人を登録しました。")
         return redirect(url_for("events.players", event_id=event_id))
-    return render_template("events/players.html", players=service.find_players(db, event_id, q), form={}, **ctx)
+    return render_template("events/players.html", players=found, form={}, **ctx)
 
 
 @bp.get("/events/<int:event_id>/players/<int:player_id>")
 def player(event_id: int, player_id: int):
     db = current_db()
     staff = page_staff(event_id)
-    ev = service.get_event(db, event_id)
-    pl = service.get_player(db, event_id, player_id)
-    rec = service.player_record(db, _policy(ev), pl)
+    ev = staff_mod.get_event(db, event_id)
+    pl = players_mod.get_player(db, event_id, player_id)
+    rec = records.player_record(db, _policy(ev), pl)
     return render_template("events/player.html", event=ev, staff=staff, rec=rec, policy=_policy(ev),
                            printable=request.args.get("print") == "1")
 
@@ -146,7 +175,7 @@ def record(event_id: int):
     """Player, round, infraction, level and facts; then the standing it leads to; then confirm."""
     db = current_db()
     staff = page_staff(event_id, "record")
-    ev = service.get_event(db, event_id)
+    ev = staff_mod.get_event(db, event_id)
     policy = _policy(ev)
     lib = current_library()
     src = request.form if request.method == "POST" else request.args
@@ -158,14 +187,14 @@ def record(event_id: int):
         form["level"] = inf.penalty  # the text's level; where it decides nothing the judge must choose
     form.setdefault("idempotency_key", secrets.token_urlsafe(16))
     ctx = dict(event=ev, staff=staff, policy=policy, inf=inf, answers=answers, corpus=lib.corpus,
-               no_penalty=service.NO_PENALTY,
-               players=service.find_players(db, event_id, src.get("q", "")) if not src.get("player") else [],
-               chosen=None)
-    if src.get("player"):
-        try:
-            ctx["chosen"] = service.get_player(db, event_id, src.get("player"))
-        except JudgeappError as exc:
-            return _form_error("events/record.html", exc, **ctx)
+               no_penalty=records.NO_PENALTY, players=[], chosen=None)
+    try:
+        if not src.get("player"):
+            ctx["players"] = players_mod.find_players(db, event_id, src.get("q", ""))
+        else:
+            ctx["chosen"] = players_mod.get_player(db, event_id, src.get("player"))
+    except JudgeappError as exc:
+        return _form_error("events/record.html", exc, **ctx)
     if request.method == "GET":
         return render_template("events/record.html", form=form, **ctx)
     data = dict(request.form)
@@ -179,25 +208,29 @@ def record(event_id: int):
         if request.form.get("action") != "confirm" and not upgrade:
             if ctx["chosen"] is None:
                 raise JudgeappError("選手を選んでください。", 400, "missing_field")
-            service._int(data.get("round", ""), "ラウンド", 1, ev.rounds)
-            service._clean(data.get("facts"), "事実（何が起きたか）", 2000)
-            current, after = service.preview(db, policy, ctx["chosen"], data.get("level", ""))
+            records.parse_record_form(policy, ev, data)
+            current, after = records.preview(db, policy, ctx["chosen"], data.get("level", ""))
             return render_template("events/record.html", form=form, preview=after, current=current, **ctx)
-        p = service.record_penalty(db, lib.policies, staff, data, lib.policies.version)
+        new = records.record_penalty(db, lib.policies, staff, data, lib.policies.version, event=ev)
     except JudgeappError as exc:
         return _form_error("events/record.html", exc, **ctx)
+    p = new.view.penalty
     flash(f"記録しました：{p.level_label}（第 {p.round} ラウンド）")
     return redirect(url_for("events.player", event_id=event_id, player_id=p.player_id))
 
 
+def _detail(event_id: int, record_id: int, staff, error: JudgeappError | None = None):
+    db = current_db()
+    ev = staff_mod.get_event(db, event_id)
+    view = records.get_record(db, event_id, record_id)
+    return render_template("events/record_detail.html", event=ev, staff=staff, v=view, policy=_policy(ev),
+                           corpus=current_library().corpus, error=error.message if error else None,
+                           form=request.form if error else {}), (error.status if error else 200)
+
+
 @bp.get("/events/<int:event_id>/records/<int:record_id>")
 def record_detail(event_id: int, record_id: int):
-    db = current_db()
-    staff = page_staff(event_id)
-    ev = service.get_event(db, event_id)
-    view = service.get_record(db, event_id, record_id)
-    return render_template("events/record_detail.html", event=ev, staff=staff, v=view, policy=_policy(ev),
-                           corpus=current_library().corpus, form={}, perms=service.PERMISSIONS)
+    return _detail(event_id, record_id, page_staff(event_id))
 
 
 def _record_action(event_id: int, record_id: int, permission: str, action):
@@ -206,34 +239,31 @@ def _record_action(event_id: int, record_id: int, permission: str, action):
     try:
         message = action(db, staff)
     except JudgeappError as exc:
-        ev = service.get_event(db, event_id)
-        view = service.get_record(db, event_id, record_id)
-        return render_template("events/record_detail.html", event=ev, staff=staff, v=view, policy=_policy(ev),
-                               corpus=current_library().corpus, error=exc.message, form=request.form,
-                               perms=service.PERMISSIONS), exc.status
+        return _detail(event_id, record_id, staff, exc)
     flash(message)
     return redirect(url_for("events.record_detail", event_id=event_id, record_id=record_id))
 
 
 @bp.post("/events/<int:event_id>/records/<int:record_id>/void")
 def void(event_id: int, record_id: int):
-    return _record_action(event_id, record_id, "void", lambda db, st: (
-        service.void_record(db, st, record_id, request.form.get("reason")), "記録を無効にしました。")[1])
+    def act(db, st):
+        records.void_record(db, st, record_id, request.form.get("reason"))
+        return "記録を無効にしました。"
+    return _record_action(event_id, record_id, "void", act)
 
 
 @bp.post("/events/<int:event_id>/records/<int:record_id>/appeal")
 def appeal(event_id: int, record_id: int):
-    return _record_action(event_id, record_id, "appeal", lambda db, st: (
-        service.file_appeal(db, st, record_id, request.form.get("grounds")), "上告を記録しました。ヘッドジャッジが裁定します。")[1])
+    def act(db, st):
+        records.file_appeal(db, st, record_id, request.form.get("grounds"))
+        return "上告を記録しました。ヘッドジャッジが裁定します。"
+    return _record_action(event_id, record_id, "appeal", act)
 
 
 @bp.post("/events/<int:event_id>/records/<int:record_id>/decide")
 def decide(event_id: int, record_id: int):
     def act(db, st):
-        view = service.get_record(db, event_id, record_id)
-        if view.appeal is None:
-            raise JudgeappError("この記録には上告がありません。", 409, "no_appeal")
-        service.decide_appeal(db, current_library().policies, st, view.appeal.id, request.form)
+        records.decide_record(db, current_library().policies, st, record_id, request.form)
         return "裁定を記録しました。この裁定は最終決定です。"
     return _record_action(event_id, record_id, "decide", act)
 
@@ -241,62 +271,76 @@ def decide(event_id: int, record_id: int):
 # --- staff, audit, export -----------------------------------------------------------------------------------
 
 
+def join_qr_svg(url: str) -> str:
+    """The join link as an inline SVG QR code (segno), for the organizer to show on their phone."""
+    import segno
+
+    return segno.make(url, error="m").svg_inline(scale=5, border=2, dark="#111", light="#fff")
+
+
 @bp.route("/events/<int:event_id>/staff", methods=["GET", "POST"])
 def staff_page(event_id: int):
-    """Staff and the event's settings: the organizer adds staff, grants what the policy restricts, resets a
-    passcode, disables a member, and corrects the event; each member can take an API token for themself."""
+    """Staff and the event's settings: the organizer adds staff, shows a join link as a QR code, grants what
+    the policy restricts, resets a passcode, changes a role, disables a member, and corrects the event; each
+    member can take an API token for themself."""
     db = current_db()
     staff = page_staff(event_id)
-    ev = service.get_event(db, event_id)
+    ev = staff_mod.get_event(db, event_id)
     lib = current_library()
     policy = _policy(ev)
     grants = [lv for lv in policy.levels.values() if lv.grant]
-    allowed = service.grants_of(lib.policies, ev)
-    token = None
+    allowed = staff_mod.grants_of(lib.policies, ev)
+    token = join = None
     error = None
     if request.method == "POST":
         try:
             action = request.form.get("action")
             target = request.form.get("staff", "")
             if action == "add":
-                service.add_staff(db, staff, request.form, allowed)
+                staff_mod.add_staff(db, staff, request.form, allowed)
                 flash("スタッフを追加しました。")
             elif action == "grants":
-                service.set_grants(db, staff, target, request.form.getlist("grants"), allowed)
+                staff_mod.set_grants(db, staff, target, request.form.getlist("grants"), allowed)
                 flash("権限を変更しました。")
             elif action == "update":
-                service.set_staff(db, staff, target, {k: v for k, v in request.form.items() if k in ("passcode", "active")})
+                staff_mod.set_staff(db, staff, target, {k: v for k, v in request.form.items()
+                                                        if k in ("passcode", "active", "role")})
                 flash("スタッフを変更しました。")
             elif action == "token":
-                token = service.issue_token(db, staff, target)
+                token = staff_mod.issue_token(db, staff, target)
+            elif action == "join":
+                link, secret = staff_mod.create_join_link(db, staff, request.form.get("role"))
+                url = url_for("events.join", event_id=event_id, secret=secret, _external=True)
+                join = {"url": url, "qr": join_qr_svg(url), "role": ROLES[link.role],
+                        "expires": serialize.jst(link.expires_at, "%H:%M")}
             elif action == "event":
-                ev = service.update_event(db, lib.policies, staff, request.form)
+                ev = staff_mod.update_event(db, lib.policies, staff, request.form)
                 flash("大会の設定を変更しました。")
             else:
                 raise JudgeappError("操作を選んでください。", 400, "bad_action")
         except JudgeappError as exc:
             error = exc
-        if error is None and token is None:
+        if error is None and token is None and join is None:
             return redirect(url_for("events.staff_page", event_id=event_id))
-    return render_template("events/staff.html", event=ev, staff=staff, staff_list=service.list_staff(db, event_id),
-                           roles=ROLES, grants=grants, token=token, error=error.message if error else None,
-                           form=request.form if error else {}, levels=LEVELS,
-                           uses_tier=policy.file.competitive_question), (error.status if error else 200)
+    return render_template("events/staff.html", event=ev, staff=staff, staff_list=staff_mod.list_staff(db, event_id),
+                           roles=ROLES, grants=grants, token=token, join=join, join_roles=staff_mod.JOIN_ROLES,
+                           error=error.message if error else None, form=request.form if error else {},
+                           levels=LEVELS, tiers=policy.file.tiers), (error.status if error else 200)
 
 
 @bp.get("/events/<int:event_id>/audit")
 def audit(event_id: int):
     db = current_db()
     staff = page_staff(event_id, "export")
-    return render_template("events/audit.html", event=service.get_event(db, event_id), staff=staff,
-                           entries=service.audit_log(db, event_id))
+    return render_template("events/audit.html", event=staff_mod.get_event(db, event_id), staff=staff,
+                           entries=audit_mod.audit_log(db, event_id))
 
 
 @bp.get("/events/<int:event_id>/export.csv")
 def export_csv(event_id: int):
     db = current_db()
     page_staff(event_id, "export")
-    body = service.export_csv(service.event_records(db, event_id))
+    body = serialize.export_csv(records.event_records(db, event_id))
     return Response(body, mimetype="text/csv; charset=utf-8",
                     headers={"Content-Disposition": f"attachment; filename=event-{event_id}-penalties.csv"})
 
@@ -305,7 +349,8 @@ def export_csv(event_id: int):
 def export_json(event_id: int):
     db = current_db()
     page_staff(event_id, "export")
-    ev = service.get_event(db, event_id)
-    body = {"event": service.event_json(ev), "records": [service.record_json(v) for v in service.event_records(db, event_id)]}
+    ev = staff_mod.get_event(db, event_id)
+    body = {"event": serialize.event_json(ev),
+            "records": [serialize.record_json(v) for v in records.event_records(db, event_id)]}
     return Response(json.dumps(body, ensure_ascii=False, indent=1), mimetype="application/json",
                     headers={"Content-Disposition": f"attachment; filename=event-{event_id}-penalties.json"})
