@@ -144,7 +144,7 @@ def seed_event(port: int, game: str = "lycee", players: int = 30, judges: int = 
     c = Client(port)
     status, data = c.json("POST", "/api/events", {"name": "ベンチ大会", "game": game, "date": "2026-12-01",
                                                    "level": "competitive", "rounds": 8, "organizer": "主催",
-                                                   "passcode": "bench-pass"})
+                                                   "passcode": "bench-passcode"})
     assert status == 201, data
     eid, token = data["event"]["id"], data["token"]
     status, data = c.json("POST", f"/api/events/{eid}/players", {
@@ -154,8 +154,8 @@ def seed_event(port: int, game: str = "lycee", players: int = 30, judges: int = 
     tokens = []
     for j in range(judges):
         status, st = c.json("POST", f"/api/events/{eid}/staff", {"name": f"J{j}", "role": "floor_judge",
-                                                                 "passcode": "judge-pass"}, token)
-        status, tk = c.json("POST", f"/api/events/{eid}/token", {"name": f"J{j}", "passcode": "judge-pass"})
+                                                                 "passcode": "judge-passcode"}, token)
+        status, tk = c.json("POST", f"/api/events/{eid}/token", {"name": f"J{j}", "passcode": "judge-passcode"})
         assert status == 201, tk
         tokens.append(tk["token"])
     return {"event": eid, "token": token, "players": player_ids, "judges": tokens}
@@ -205,7 +205,7 @@ def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7) -> d
 
     def worker():
         cl = Client(port)
-        cl.sign_in(ev["event"], "主催", "bench-pass")
+        cl.sign_in(ev["event"], "主催", "bench-passcode")
         while True:
             with lock:
                 item = next(cursor, None)

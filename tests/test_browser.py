@@ -55,7 +55,7 @@ def test_record_a_penalty_from_the_wizard_on_a_phone(app, phone, live_server, tm
     phone.select_option("select[name=game]", "lycee")
     phone.fill("input[name=date]", "2026-12-01")
     phone.fill("input[name=organizer]", "主催")
-    phone.fill("input[name=passcode]", "browser-pass")
+    phone.fill("input[name=passcode]", "browser-passcode")
     phone.click("form.stack button[type=submit]")
     phone.wait_for_selector("text=を作りました")
     phone.click("text=選手を登録する")

@@ -2,7 +2,7 @@
 removal-status changes (acknowledged, never deleted), a head judge's ruling where the text is silent, and the
 desk's live data.
 
-Built on judgeapp.events.service (permissions, validation, audit, the standing engine): nothing here decides a
+Built on the events modules (permissions, parsing, audit, records and its standing engine): nothing here decides a
 standing on its own.
 """
 
@@ -13,55 +13,27 @@ import io
 import unicodedata
 from dataclasses import dataclass
 
-from flask import current_app, has_app_context
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import JudgeappError
 from ..policy import Policy
-from . import service
+from . import records
+from .audit import audit
 from .db import Database
-from .live import hub_for
+from .live import announce
 from .models import Event, Notice, NoticeAck, Player, Seat, Staff
+from .parsing import clean_text, parse_id, parse_int
+from .permissions import require
+from .players import MAX_PLAYERS_IMPORT, find_players, get_player
+from .staff import get_event
 
-ROUND_ROLES = {"organizer", "head_judge", "scorekeeper"}
-ACK_ROLES = {"organizer", "head_judge"}
-RULING_ROLES = {"organizer", "head_judge"}
-RULING_GRANT = "head-judge-ruling"
-RULING_LABEL = "ヘッドジャッジの判断（規定にない）"
+RULING_LABEL = records.HJ_RULING.label
 MAX_TABLE = 20
 
 
 # --- live announcements and notices ------------------------------------------------------------------------
-
-
-def announce(s: Session, event_id: int, kind: str, **extra) -> None:
-    """Tell the desks (after commit; through NOTIFY on PostgreSQL). Outside an app (scripts) there are none."""
-    if has_app_context():
-        hub_for(current_app).announce(s, event_id, kind, **extra)
-
-
-def policy_of(event: Event) -> Policy:
-    return current_app.extensions["judgeapp.library"].policies.games[event.game]
-
-
-def removed_now(s: Session, policy: Policy, player: Player) -> bool:
-    """Whether the player is out of the tournament by the records as this transaction sees them."""
-    return service.player_record(None, policy, player, session=s).removed
-
-
-def note_status(s: Session, event_id: int, actor: Staff, player: Player, before: bool, after: bool,
-                cause: str, penalty_id: int | None) -> Notice | None:
-    """A notice when a change (a record, a void, a decision) removes the player or brings them back."""
-    if before == after:
-        return None
-    n = Notice(event_id=event_id, player_id=player.id, change="removed" if after else "restored", cause=cause,
-               penalty_id=penalty_id, by_id=actor.id)
-    s.add(n)
-    s.flush()
-    announce(s, event_id, "notice", notice=n.id)
-    return n
 
 
 @dataclass
@@ -91,10 +63,8 @@ def notices(db: Database, event_id: int, limit: int = 50) -> list[NoticeView]:
 
 def ack_notice(db: Database, actor: Staff, notice_id: object) -> NoticeAck:
     """The head judge (or the organizer) has seen the notice. Once; audited."""
-    service.require(actor, "read")
-    if actor.role not in ACK_ROLES:
-        raise JudgeappError("通知を確認済みにできるのはヘッドジャッジと主催者です。", 403, "forbidden")
-    nid = service._id(notice_id)
+    require(actor, "acknowledge")
+    nid = parse_id(notice_id)
 
     def do(s: Session):
         n = s.get(Notice, nid)
@@ -105,7 +75,7 @@ def ack_notice(db: Database, actor: Staff, notice_id: object) -> NoticeAck:
         a = NoticeAck(notice_id=nid, by_id=actor.id)
         s.add(a)
         s.flush()
-        service.audit(s, actor.event_id, actor, "notice.ack", f"notice:{nid}", player=n.player_id)
+        audit(s, actor.event_id, actor, "notice.ack", f"notice:{nid}", player=n.player_id)
         announce(s, actor.event_id, "ack", notice=nid)
         return a
 
@@ -120,17 +90,15 @@ def ack_notice(db: Database, actor: Staff, notice_id: object) -> NoticeAck:
 
 def set_round(db: Database, actor: Staff, value: object) -> Event:
     """The head judge or the scorekeeper sets the round being played (shown on every page, used by the forms)."""
-    service.require(actor, "read")
-    if actor.role not in ROUND_ROLES:
-        raise JudgeappError("現在のラウンドを変えられるのはヘッドジャッジ・スコアキーパー・主催者です。", 403, "forbidden")
-    ev = service.get_event(db, actor.event_id)
-    rnd = service._int(value, "ラウンド", 1, ev.rounds)
+    require(actor, "round")
+    ev = get_event(db, actor.event_id)
+    rnd = parse_int(value, "ラウンド", 1, ev.rounds)
 
     def do(s: Session):
         row = s.get(Event, ev.id, with_for_update=True)
         before = row.current_round
         row.current_round = rnd
-        service.audit(s, ev.id, actor, "event.round", f"event:{ev.id}", before=before, after=rnd)
+        audit(s, ev.id, actor, "event.round", f"event:{ev.id}", before=before, after=rnd)
         announce(s, ev.id, "round", round=rnd)
         return row
 
@@ -143,8 +111,8 @@ def parse_roster(text: str) -> list[tuple[str, str, str]]:
     if "\x00" in text:
         raise JudgeappError("選手リストとして読めません（文字以外のデータです）。", 400, "bad_list")
     lines = [ln for ln in text.splitlines() if ln.strip()]
-    if len(lines) > service.MAX_PLAYERS_IMPORT:
-        raise JudgeappError(f"一度に登録できるのは {service.MAX_PLAYERS_IMPORT} 人までです。", 400, "too_many")
+    if len(lines) > MAX_PLAYERS_IMPORT:
+        raise JudgeappError(f"一度に登録できるのは {MAX_PLAYERS_IMPORT} 人までです。", 400, "too_many")
     rows = []
     for i, line in enumerate(lines, 1):
         line = unicodedata.normalize("NFKC", line).strip()
@@ -174,15 +142,15 @@ def import_roster(db: Database, actor: Staff, rows: list[tuple[str, str, str]], 
     """New players are registered; every row with a table gets that table for the round (the current round
     unless given). A player already registered keeps their name (a different name is refused, not changed).
     All or nothing: one bad row and nothing is written."""
-    service.require(actor, "players")
-    ev = service.get_event(db, actor.event_id)
-    rnd = service._int(rnd if rnd not in (None, "") else (ev.current_round or 1), "ラウンド", 1, ev.rounds)
+    require(actor, "players")
+    ev = get_event(db, actor.event_id)
+    rnd = parse_int(rnd if rnd not in (None, "") else (ev.current_round or 1), "ラウンド", 1, ev.rounds)
     clean, seen = [], set()
     for i, (number, name, table) in enumerate(rows, 1):
         try:
-            num = service._clean(number, "選手番号", 40)
-            nm = service._clean(name, "選手名", 80)
-            tb = service._clean(table, "卓番号", MAX_TABLE, required=False)
+            num = clean_text(number, "選手番号", 40)
+            nm = clean_text(name, "選手名", 80)
+            tb = clean_text(table, "卓番号", MAX_TABLE, required=False)
         except JudgeappError as exc:
             raise JudgeappError(f"{i} 人目: {exc.message}", exc.status, exc.code) from None
         if num in seen:
@@ -212,10 +180,10 @@ def import_roster(db: Database, actor: Staff, rows: list[tuple[str, str, str]], 
                     seat.table_no = tb
                 seated += 1
         if added:
-            service.audit(s, ev.id, actor, "player.add", f"players:{len(added)}",
+            audit(s, ev.id, actor, "player.add", f"players:{len(added)}",
                           players=[{"id": p.id, "number": p.number, "name": p.name} for p in added])
         if seated:
-            service.audit(s, ev.id, actor, "seats.set", f"event:{ev.id}", round=rnd, count=seated)
+            audit(s, ev.id, actor, "seats.set", f"event:{ev.id}", round=rnd, count=seated)
             announce(s, ev.id, "seats", round=rnd)
         return {"added": len(added), "seated": seated, "round": rnd}
 
@@ -227,11 +195,11 @@ def import_roster(db: Database, actor: Staff, rows: list[tuple[str, str, str]], 
 
 def set_table(db: Database, actor: Staff, player_id: object, rnd: object, table: object) -> None:
     """One player's table for a round, entered by hand."""
-    service.require(actor, "players")
-    ev = service.get_event(db, actor.event_id)
-    p = service.get_player(db, ev.id, player_id)
-    r = service._int(rnd if rnd not in (None, "") else (ev.current_round or 1), "ラウンド", 1, ev.rounds)
-    tb = service._clean(table, "卓番号", MAX_TABLE)
+    require(actor, "players")
+    ev = get_event(db, actor.event_id)
+    p = get_player(db, ev.id, player_id)
+    r = parse_int(rnd if rnd not in (None, "") else (ev.current_round or 1), "ラウンド", 1, ev.rounds)
+    tb = clean_text(table, "卓番号", MAX_TABLE)
     import_roster(db, actor, [(p.number, p.name, tb)], r)
 
 
@@ -250,7 +218,7 @@ def find(db: Database, event_id: int, q: object, rnd: int | None, limit: int = 5
     text = unicodedata.normalize("NFKC", str(q or "")).strip()[:80]
     seats = tables(db, event_id, rnd)
     if not text:
-        return [(p, seats.get(p.id, "")) for p in service.find_players(db, event_id, "", limit)]
+        return [(p, seats.get(p.id, "")) for p in find_players(db, event_id, "", limit)]
     key = text.removeprefix("卓").removesuffix("卓").strip() or text
     at_table = [pid for pid, t in seats.items() if t == key]
     out: list[tuple[Player, str]] = []
@@ -260,7 +228,7 @@ def find(db: Database, event_id: int, q: object, rnd: int | None, limit: int = 5
             for p in s.scalars(select(Player).where(Player.id.in_(at_table)).order_by(Player.number)):
                 out.append((p, seats.get(p.id, "")))
                 seen.add(p.id)
-    for p in service.find_players(db, event_id, text, limit):
+    for p in find_players(db, event_id, text, limit):
         if p.id not in seen:
             out.append((p, seats.get(p.id, "")))
             seen.add(p.id)
@@ -271,38 +239,7 @@ def find(db: Database, event_id: int, q: object, rnd: int | None, limit: int = 5
 # --- a head judge's ruling where the text is silent -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HeadJudgeRuling:
-    """What the head judge ruled where the text prescribes nothing: recorded, shown as outside the text,
-    never counted as a level (the standing engine never sees it)."""
-
-    id: str = "head-judge-ruling"
-    label: str = RULING_LABEL
-    mark: str = "判"
-    description: str = "規定にないヘッドジャッジの判断。累積には数えません。"
-    restricted_to: str = "ヘッドジャッジ（主催者が許可した人）"
-    grant: str = RULING_GRANT
-    citations: tuple = ()
-
-
-HJ_RULING = HeadJudgeRuling()
-
-
-def may_rule(actor: Staff | None) -> bool:
-    """The organizer, or a head judge the organizer allowed (grant head-judge-ruling)."""
-    if actor is None or actor.role not in RULING_ROLES:
-        return False
-    return actor.role == "organizer" or RULING_GRANT in (actor.grants or [])
-
-
-def ruling_text(policy: Policy, form: dict) -> str:
-    """The ruling: a consequence the policy knows (by id or label), else the head judge's own words."""
-    raw = form.get("ruling")
-    if raw in (None, ""):
-        raw = form.get("ruling_text")
-    text = service._clean(raw, "ヘッドジャッジの判断の内容", 300)
-    item = policy.consequences.get(text) or policy.resolve(text)
-    return item.label if item is not None and item.id in policy.consequences else text
+HJ_RULING = records.HJ_RULING
 
 
 def ruling_choices(policies, policy: Policy) -> list[str]:
@@ -312,12 +249,6 @@ def ruling_choices(policies, policy: Policy) -> list[str]:
     for other in policies.games.values():
         out += [c.label for c in other.consequences.values() if c.label not in out]
     return out
-
-
-def check_ruling(actor: Staff) -> None:
-    if not may_rule(actor):
-        raise JudgeappError("「ヘッドジャッジの判断（規定にない）」を記録できるのは、主催者と、主催者が許可した"
-                            "ヘッドジャッジです。", 403, "not_granted")
 
 
 # --- the desk ----------------------------------------------------------------------------------------------
@@ -335,11 +266,12 @@ class Desk:
         return [n for n in self.notices if n.ack is None]
 
 
-def desk(db: Database, policy: Policy, event_id: int, latest: int = 10) -> Desk:
-    records = service.event_records(db, event_id)
-    return Desk(appeals=[v for v in records if v.state == "appealed"],
-                over=service.players_over_the_line(db, policy, event_id),
-                latest=list(reversed(records[-latest:])), notices=notices(db, event_id))
+def desk(db: Database, policy: Policy, event_id: int, views: list | None = None, latest: int = 10) -> Desk:
+    """What the head judge's desk shows: appeals waiting, notices, players over the line, the latest records."""
+    views = views if views is not None else records.event_records(db, event_id)
+    return Desk(appeals=[v for v in views if v.state == "appealed"],
+                over=records.players_over_the_line(db, policy, event_id, views),
+                latest=list(reversed(views[-latest:])), notices=notices(db, event_id))
 
 
 

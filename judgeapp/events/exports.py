@@ -19,10 +19,15 @@ from werkzeug.security import generate_password_hash
 from ..corpus import Corpus
 from ..errors import JudgeappError
 from ..policy import Policies, Policy, standing, standing_json
-from . import service
+from .audit import audit
 from .db import Database
 from .desk import RULING_LABEL, tables
-from .models import Appeal, Decision, Event, Penalty, Player, Seat, Staff, Void
+from .models import ROLES, Appeal, Decision, Event, Penalty, Player, Seat, Staff, Void
+from .parsing import clean_text, parse_passcode
+from .players import find_players
+from .records import RecordView, event_records, player_record, resolve_level
+from .serialize import csv_cell, event_json, iso, jst, record_json, staff_json
+from .staff import list_staff
 
 FORMAT = "judgeapp-event/1"
 OUTCOMES = {"uphold": "維持", "change": "変更", "overturn": "取消"}
@@ -39,7 +44,7 @@ def fullwidth(mark: str) -> str:
     return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in mark)
 
 
-def mark_of(policy: Policy, view: service.RecordView) -> str:
+def mark_of(policy: Policy, view: RecordView) -> str:
     """The mark a record puts on the score card (nothing for a record that does not count)."""
     if not view.counts:
         return ""
@@ -57,13 +62,13 @@ def standing_text(st) -> str:
 class Row:
     """One record with what it comes to: the standing after it (its records so far, as they stand now)."""
 
-    view: service.RecordView
+    view: RecordView
     after: object  # policy.Standing
     table: str
 
 
 def rows(db: Database, policy: Policy, event: Event) -> list[Row]:
-    views = service.event_records(db, event.id)
+    views = event_records(db, event.id)
     seats: dict[int, dict[int, str]] = {}
     for r in range(1, event.rounds + 1):
         for pid, t in tables(db, event.id, r).items():
@@ -101,8 +106,8 @@ def export_csv(db: Database, policy: Policy, corpus: Corpus, event: Event) -> by
         inf = policy.infractions.get(iid)
         sec, doc = citation(corpus, p)
         d = v.decision
-        w.writerow([
-            p.id, service.jst(p.created_at), p.round, p.player.number, p.player.name, r.table,
+        w.writerow([csv_cell(x) for x in [
+            p.id, jst(p.created_at), p.round, p.player.number, p.player.name, r.table,
             inf.name if inf else (p.infraction or ""), p.level_label,
             p.ruling or "" if v.outside_text else "", v.state_label,
             v.level_label if v.counts else ("規定にない判断（累積に数えない）" if v.outside_text else ""),
@@ -111,15 +116,15 @@ def export_csv(db: Database, policy: Policy, corpus: Corpus, event: Event) -> by
             OUTCOMES.get(d.outcome, "") if d else ("裁定待ち" if v.appeal else ""),
             (d.new_level_label or "") if d else "", d.reason if d else "",
             sec, doc, p.judge.name, p.facts, p.notes,
-        ])
+        ]])
     return ("\ufeff" + buf.getvalue()).encode("utf-8")
 
 
 # --- JSON ------------------------------------------------------------------------------------------------
 
 
-def _record(v: service.RecordView) -> dict:
-    out = service.record_json(v)
+def _record(v: RecordView) -> dict:
+    out = record_json(v)
     out["ruling"] = v.penalty.ruling
     out["outside_text"] = v.outside_text
     if v.outside_text:
@@ -133,25 +138,25 @@ def _record(v: service.RecordView) -> dict:
 def export_json(db: Database, policy: Policy, event: Event) -> dict:
     """The event, its staff (names, roles, grants: no passcode or token), players with their tables, every
     record with its void, appeal and decision, the appeals, and each player's standing."""
-    staff = service.list_staff(db, event.id)
-    players = service.find_players(db, event.id, "", limit=100000)
+    staff = list_staff(db, event.id)
+    players = find_players(db, event.id, "", limit=100000)
     seats: dict[int, dict[str, str]] = {}
     with db.reader() as s:
         for seat in s.scalars(select(Seat).where(Seat.event_id == event.id)):
             seats.setdefault(seat.player_id, {})[str(seat.round)] = seat.table_no
-    views = service.event_records(db, event.id)
+    views = event_records(db, event.id)
     standings = []
     for p in players:
-        rec = service.player_record(db, policy, p)
+        rec = player_record(db, policy, p)
         standings.append({"player": p.id, "number": p.number, **standing_json(rec.standing)})
     return {
         "format": FORMAT,
-        "event": {**service.event_json(event), "current_round": event.current_round},
-        "staff": [service.staff_json(st) for st in staff],
+        "event": {**event_json(event), "current_round": event.current_round},
+        "staff": [staff_json(st) for st in staff],
         "players": [{"id": p.id, "number": p.number, "name": p.name, "tables": seats.get(p.id, {})} for p in players],
         "records": [_record(v) for v in views],
         "appeals": [{"id": v.appeal.id, "record": v.penalty.id, "grounds": v.appeal.grounds,
-                     "recorded_by": v.appeal.recorded_by_id, "at": service.iso(v.appeal.created_at),
+                     "recorded_by": v.appeal.recorded_by_id, "at": iso(v.appeal.created_at),
                      "decision": _record(v)["decision"]} for v in views if v.appeal],
         "standings": standings,
     }
@@ -170,7 +175,7 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
     the others get passcodes from the organizer. All or nothing."""
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise JudgeappError(f"judgeapp の書き出し（{FORMAT}）ではありません。", 400, "bad_import")
-    passcode = service._passcode(organizer_passcode)
+    passcode = parse_passcode(organizer_passcode, "organizer")
     ev_in = data.get("event") or {}
     game = str(ev_in.get("game") or "")
     if game not in policies.games:
@@ -179,7 +184,7 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
 
     def do(s: Session) -> Event:
         try:
-            ev = Event(name=service._clean(ev_in.get("name"), "大会名", 120), game=game,
+            ev = Event(name=clean_text(ev_in.get("name"), "大会名", 120), game=game,
                        held_on=datetime.fromisoformat(str(ev_in["date"])).date(), level=str(ev_in["level"]),
                        tier=ev_in.get("tier"), rounds=int(ev_in["rounds"]), current_round=ev_in.get("current_round"))
             s.add(ev)
@@ -187,6 +192,8 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
             staff_ids, player_ids, record_ids = {}, {}, {}
             first_org = True
             for st in data.get("staff") or []:
+                if st.get("role") not in ROLES:
+                    raise ValueError(f"role {str(st.get('role'))[:20]}")
                 code = passcode if st["role"] == "organizer" and first_org else secrets.token_urlsafe(24)
                 first_org = first_org and st["role"] != "organizer"
                 row = Staff(event_id=ev.id, name=str(st["name"]), role=str(st["role"]),
@@ -203,7 +210,7 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
                 for rnd, table in (pl.get("tables") or {}).items():
                     s.add(Seat(event_id=ev.id, player_id=row.id, round=int(rnd), table_no=str(table)))
             for r in sorted(data.get("records") or [], key=lambda r: r["id"]):
-                item = service._level(policy, r["level"])
+                item = resolve_level(policy, r["level"])
                 p = Penalty(event_id=ev.id, player_id=player_ids[r["player"]["id"]], seq=int(r["seq"]),
                             round=int(r["round"]), infraction=r.get("infraction"), level=item.id,
                             level_label=str(r["penalty"]), facts=str(r["facts"]), notes=str(r.get("notes") or ""),
@@ -224,7 +231,7 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
                     s.flush()
                     dec = r.get("decision")
                     if dec:
-                        new = service._level(policy, dec["level"]) if dec.get("level") else None
+                        new = resolve_level(policy, dec["level"]) if dec.get("level") else None
                         s.add(Decision(appeal_id=a.id, outcome=str(dec["outcome"]),
                                        new_level=new.id if new else None, new_level_label=dec.get("penalty"),
                                        reason=str(dec["reason"]), by_id=staff_ids[dec["by"]],
@@ -236,7 +243,7 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
             raise JudgeappError(f"書き出しの形が正しくありません（{type(exc).__name__}: {str(exc)[:60]}）。", 400,
                                 "bad_import") from None
         organizer = s.scalar(select(Staff).where(Staff.event_id == ev.id, Staff.role == "organizer"))
-        service.audit(s, ev.id, organizer, "event.import", f"event:{ev.id}", source=ev_in.get("id"),
+        audit(s, ev.id, organizer, "event.import", f"event:{ev.id}", source=ev_in.get("id"),
                       records=len(record_ids), players=len(player_ids))
         return ev
 

@@ -176,6 +176,30 @@ class Hub:
             self.unsubscribe(event_id, q)
 
 
+def announce(session: Session, event_id: int, kind: str, **extra) -> None:
+    """Tell the desks of the running app (after commit). Outside an app (a script) there are none."""
+    from flask import current_app, has_app_context
+
+    if has_app_context():
+        hub_for(current_app).announce(session, event_id, kind, **extra)
+
+
+def note_status(session: Session, event_id: int, actor, player_id: int, before: bool, after: bool, cause: str,
+                penalty_id: int | None):
+    """A notice for the head judge when a change (a record, a void, a decision) removes the player or brings
+    them back, written in the same transaction as the change. Returns the notice, or None (no change)."""
+    from .models import Notice
+
+    if before == after:
+        return None
+    n = Notice(event_id=event_id, player_id=player_id, change="removed" if after else "restored", cause=cause,
+               penalty_id=penalty_id, by_id=actor.id)
+    session.add(n)
+    session.flush()
+    announce(session, event_id, "notice", notice=n.id)
+    return n
+
+
 def _forget(session: Session) -> None:
     session.info.pop("judgeapp.live", None)
 

@@ -2,7 +2,7 @@
 acknowledgements; penalties.ruling (a head judge's ruling where the text is silent)
 
 Revision ID: 0004
-Revises: 0002
+Revises: 0003
 
 Plain ALTER TABLE ADD COLUMN and new tables: nothing is rebuilt, so it runs on a SQLite database full of
 records as well as on PostgreSQL.
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0004"
-down_revision = "0002"
+down_revision = "0003"
 branch_labels = None
 depends_on = None
 
