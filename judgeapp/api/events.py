@@ -226,6 +226,8 @@ def audit(event_id: int):
 @bp.get("/events/<int:event_id>/export.json")
 def export(event_id: int):
     api_staff(event_id, "export")
+    from ..events.exports import export_json
+
     db = current_db()
-    return {"event": serialize.event_json(staff_mod.get_event(db, event_id)),
-            "records": [serialize.record_json(v) for v in records.event_records(db, event_id)]}
+    ev, policy = _policy(event_id)
+    return export_json(db, policy, ev)
