@@ -113,7 +113,10 @@ def test_from_a_wizard_outcome_the_preview_comes_from_the_players_real_record(ly
     sign_in(client, eid, "HJ", "HJ-passcode-1")
     form_post(client, f"/events/{eid}/round", {"round": "2"}, page=f"/events/{eid}")
     sign_in(client, eid, "FJ", "FJ-passcode-1")
-    outcome = client.get("/wizard/lycee/late-seat").get_data(as_text=True)
+    from .test_wizard import path_to
+
+    policy = client.application.extensions["judgeapp.library"].policies.games["lycee"]
+    outcome = client.get("/wizard/lycee/late-seat", query_string=path_to(policy, "late-seat")).get_data(as_text=True)
     assert 'name="q"' in outcome and f'action="/events/{eid}/record"' in outcome
     # The outcome page's one field → the record page already showing the standing (one tap: confirm).
     hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', outcome))
