@@ -414,7 +414,7 @@ def staff_page(event_id: int):
     ev = staff_mod.get_event(db, event_id)
     lib = current_library()
     policy = _policy(ev)
-    grants = [lv for lv in policy.levels.values() if lv.grant]
+    grants = [lv for lv in policy.levels.values() if lv.grant] + [records.HJ_RULING]  # every game: the ruling
     allowed = staff_mod.grants_of(lib.policies, ev)
     token = join = None
     error = None
