@@ -117,7 +117,7 @@ def _security_headers(app: Flask) -> None:
     from flask_talisman import Talisman
 
     Talisman(app, force_https=False, content_security_policy=CSP, frame_options="DENY",
-             referrer_policy="same-origin", session_cookie_secure=bool(app.config.get("SECURE_COOKIES")),
+             referrer_policy="same-origin", session_cookie_secure=bool(app.config.get("SESSION_COOKIE_SECURE")),
              strict_transport_security=True, strict_transport_security_max_age=31536000)
 
 

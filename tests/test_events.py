@@ -333,7 +333,7 @@ def test_a_ruling_without_penalty_is_kept_and_not_counted(client):
     assert data["records"][0]["citations"][0]["section"] == "dm-senshu/floor-rules/305"
 
 
-def test_a_decided_appeal_is_final_and_a_void_record_cannot_be_decided(event):
+def test_a_decided_appeal_is_final_and_an_appealed_record_is_decided_not_voided(event):
     fj, hj, player = event["fj"], event["hj"], event["player"]
     rid = record(fj, player, "W").get_json()["record"]["id"]
     appeal_id = fj.post(f"/penalties/{rid}/appeal", {"grounds": "x"}).get_json()["appeal"]["id"]
@@ -342,9 +342,15 @@ def test_a_decided_appeal_is_final_and_a_void_record_cannot_be_decided(event):
     assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "decided"
     rid2 = record(fj, player, "N").get_json()["record"]["id"]
     appeal2 = fj.post(f"/penalties/{rid2}/appeal", {"grounds": "y"}).get_json()["appeal"]["id"]
-    # A void after the appeal was filed, then a decision: refused.
-    assert hj.post(f"/penalties/{rid2}/void", {"reason": "別人"}).status_code == 201
+    # Once appealed, a record is not voided: the appeal is decided (overturning it if need be).
+    resp = hj.post(f"/penalties/{rid2}/void", {"reason": "別人"})
+    assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "appealed"
     resp = hj.post(f"/appeals/{appeal2}/decision", {"outcome": "overturn", "reason": "z"})
+    assert resp.status_code == 201 and resp.get_json()["state"] == "overturned"
+    # A void record cannot be appealed, so it cannot be decided either.
+    rid3 = record(fj, player, "N").get_json()["record"]["id"]
+    assert hj.post(f"/penalties/{rid3}/void", {"reason": "別人"}).status_code == 201
+    resp = fj.post(f"/penalties/{rid3}/appeal", {"grounds": "y"})
     assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "record_void"
 
 

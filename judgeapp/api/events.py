@@ -173,8 +173,10 @@ def record(event_id: int):
         data["idempotency_key"] = key
     lib = current_library()
     new = records.record_penalty(current_db(), lib.policies, actor, data, lib.policies.version)
+    standing = serialize.standing_summary(new.player)
+    standing["steps"] = standing["steps"][-1:]  # the step this record made; the whole history is at …/players/<id>
     player = {"id": new.player.player.id, "number": new.player.player.number, "name": new.player.player.name,
-              "standing": serialize.standing_summary(new.player), "removed": new.player.removed}
+              "standing": standing, "removed": new.player.removed}
     return {"record": serialize.record_json(new.view), "player": player}, (201 if new.created else 200)
 
 

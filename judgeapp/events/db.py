@@ -13,6 +13,7 @@ next includes its own change.
 
 from __future__ import annotations
 
+import os
 import random
 import threading
 import time
@@ -58,7 +59,7 @@ class Database:
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(self.engine.execution_options(write=True), expire_on_commit=False)
         self._unit: ContextVar[Session | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
-        self._write_lock = threading.Lock() if self.is_sqlite else nullcontext()
+        self._write_lock = _SQLiteWriteLock(url) if self.is_sqlite else nullcontext()
 
     def reader(self):
         """A session for reading: the request's own (see `unit`), else a new one closed after the `with`."""
@@ -123,6 +124,45 @@ class Database:
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+class _SQLiteWriteLock:
+    """Writers queue here instead of polling inside SQLite's busy timeout: a lock for the threads of this
+    process, then an flock on `<database>.writelock` for the other processes (gunicorn workers). A waiter wakes
+    the moment the holder is done."""
+
+    def __init__(self, url: str):
+        self._threads = threading.Lock()
+        self._fd = None
+        path = url.split("///", 1)[1] if "///" in url else ""
+        if path and path != ":memory:" and not path.startswith("file:"):
+            self._path = path + ".writelock"
+        else:
+            self._path = None
+
+    def __enter__(self):
+        self._threads.acquire()
+        try:
+            if self._path is not None:
+                import fcntl
+
+                if self._fd is None:
+                    self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self._fd is not None:
+                import fcntl
+
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+        return False
 
 
 def _retryable(exc: Exception) -> bool:

@@ -99,8 +99,8 @@ def can_decide(staff: Staff | None, view) -> bool:
 
 
 def can_void(staff: Staff | None, view) -> bool:
-    """The head judge voids a record that is not void and whose appeal was not decided (a decision is final)."""
-    return can(staff, "void") and view.void is None and view.decision is None
+    """The head judge voids a record that is neither void nor appealed (an appeal is decided instead)."""
+    return can(staff, "void") and view.void is None and view.appeal is None
 
 
 TEMPLATE_HELPERS = {f.__name__: f for f in (can, may_rule, can_record, can_export, can_manage_staff, can_appeal, can_decide,

@@ -336,7 +336,8 @@ def _policy_of(event_id: int) -> Policy | None:
 
 
 def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) -> Void:
-    """The head judge voids a record (the record stays, marked void). Not after an appeal was decided."""
+    """The head judge voids a record (the record stays, marked void). Not once it is appealed: the appeal is
+    decided instead (overturning it has the same effect), so a void and an appeal can never both land."""
     require(actor, "void")
     pid = parse_id(penalty_id)
     why = clean_text(reason, "無効にする理由", 1000, multiline=True)
@@ -350,6 +351,9 @@ def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) 
         if view.decision is not None:
             raise ConflictError("上告が裁定された記録です。ヘッドジャッジの裁定は最終決定なので、無効にはできません。",
                                 code="decided")
+        if view.appeal is not None:
+            raise ConflictError("上告中の記録です。無効にするのではなく、上告を裁定してください（取消も選べます）。",
+                                code="appealed")
         v = Void(penalty_id=pid, reason=why, by_id=actor.id)
         s.add(v)
         s.flush()

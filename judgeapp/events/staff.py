@@ -154,6 +154,8 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
 def update_event(db: Database, policies: Policies, actor: Staff, form: dict) -> Event:
     """The organizer corrects the event (name, date, level, tier, rounds: a top cut adds rounds). Audited."""
     require(actor, "staff")
+    if not any(k in form for k in ("name", "date", "level", "tier", "rounds")):
+        raise JudgeappError("変更する項目（name・date・level・tier・rounds）を送ってください。", 400, "no_change")
     ev = get_event(db, actor.event_id)
     fields = _parse_event_fields(policies, ev.game, form, ev)
 
@@ -273,6 +275,8 @@ def set_staff(db: Database, actor: Staff, staff_id: object, form: dict) -> Staff
     """The organizer resets a passcode, changes a role, or disables (re-enables) a member; nobody is deleted.
     Each of these ends the member's sessions and token."""
     require(actor, "staff")
+    if not any(form.get(k) not in (None, "") for k in ("active", "role", "passcode")):
+        raise JudgeappError("変更する項目（passcode・role・active）を送ってください。", 400, "no_change")
     active = parse_bool(form["active"], "active") if form.get("active") is not None else None
     role = _role(form["role"]) if form.get("role") is not None else None
     passcode_raw = form.get("passcode")
