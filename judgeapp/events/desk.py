@@ -2,8 +2,8 @@
 removal-status changes (acknowledged, never deleted), a head judge's ruling where the text is silent, and the
 desk's live data.
 
-Built on the events modules (permissions, parsing, audit, records and its standing engine): nothing here decides a
-standing on its own.
+Built on the events modules (permissions, parsing, audit, records and its standing engine): nothing here
+decides a standing on its own.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def ack_notice(db: Database, actor: Staff, notice_id: object) -> NoticeAck:
 
 
 def set_round(db: Database, actor: Staff, value: object) -> Event:
-    """The head judge or the scorekeeper sets the round being played (shown on every page, used by the forms)."""
+    """The head judge or the scorekeeper sets the round being played (shown on every page, used by forms)."""
     require(actor, "round")
     ev = get_event(db, actor.event_id)
     rnd = parse_int(value, "ラウンド", 1, ev.rounds)
@@ -212,7 +212,8 @@ def tables(db: Database, event_id: int, rnd: int | None) -> dict[int, str]:
                                                                            Seat.round == rnd)).all())
 
 
-def find(db: Database, event_id: int, q: object, rnd: int | None, limit: int = 50) -> list[tuple[Player, str]]:
+def find(db: Database, event_id: int, q: object, rnd: int | None,
+         limit: int = 50) -> list[tuple[Player, str]]:
     """One field for the floor: a table (this round), a player number, or part of a name. Table matches first,
     then the number, then names; each with the player's table this round (or "")."""
     text = unicodedata.normalize("NFKC", str(q or "")).strip()[:80]
@@ -267,7 +268,7 @@ class Desk:
 
 
 def desk(db: Database, policy: Policy, event_id: int, views: list | None = None, latest: int = 10) -> Desk:
-    """What the head judge's desk shows: appeals waiting, notices, players over the line, the latest records."""
+    """What the head judge's desk shows: appeals waiting, notices, players over the line, latest records."""
     views = views if views is not None else records.event_records(db, event_id)
     return Desk(appeals=[v for v in views if v.state == "appealed"],
                 over=records.players_over_the_line(db, policy, event_id, views),
@@ -276,7 +277,7 @@ def desk(db: Database, policy: Policy, event_id: int, views: list | None = None,
 
 
 def wizard_path(policy: Policy, answers: dict) -> list[tuple[str, str]]:
-    """The wizard's answers as (question, answer) in the words of the tree; unknown ids are shown as they are."""
+    """The wizard's answers as (question, answer) in the tree's words; unknown ids are shown as they are."""
     out = []
     for node_id, answer_id in (answers or {}).items():
         node = policy.nodes.get(node_id)

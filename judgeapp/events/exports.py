@@ -79,7 +79,8 @@ def rows(db: Database, policy: Policy, event: Event) -> list[Row]:
         so_far = by_player.setdefault(v.penalty.player_id, [])
         if v.counts:
             so_far.append(v.level)
-        out.append(Row(v, standing(policy, list(so_far)), seats.get(v.penalty.player_id, {}).get(v.penalty.round, "")))
+        table = seats.get(v.penalty.player_id, {}).get(v.penalty.round, "")
+        out.append(Row(v, standing(policy, list(so_far)), table))
     return sorted(out, key=lambda r: r.view.penalty.id)
 
 
@@ -153,7 +154,8 @@ def export_json(db: Database, policy: Policy, event: Event) -> dict:
         "format": FORMAT,
         "event": {**event_json(event), "current_round": event.current_round},
         "staff": [staff_json(st) for st in staff],
-        "players": [{"id": p.id, "number": p.number, "name": p.name, "tables": seats.get(p.id, {})} for p in players],
+        "players": [{"id": p.id, "number": p.number, "name": p.name, "tables": seats.get(p.id, {})}
+                    for p in players],
         "records": [_record(v) for v in views],
         "appeals": [{"id": v.appeal.id, "record": v.penalty.id, "grounds": v.appeal.grounds,
                      "recorded_by": v.appeal.recorded_by_id, "at": iso(v.appeal.created_at),
@@ -186,7 +188,8 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
         try:
             ev = Event(name=clean_text(ev_in.get("name"), "大会名", 120), game=game,
                        held_on=datetime.fromisoformat(str(ev_in["date"])).date(), level=str(ev_in["level"]),
-                       tier=ev_in.get("tier"), rounds=int(ev_in["rounds"]), current_round=ev_in.get("current_round"))
+                       tier=ev_in.get("tier"), rounds=int(ev_in["rounds"]),
+                       current_round=ev_in.get("current_round"))
             s.add(ev)
             s.flush()
             staff_ids, player_ids, record_ids = {}, {}, {}
@@ -213,7 +216,8 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
                 item = resolve_level(policy, r["level"])
                 p = Penalty(event_id=ev.id, player_id=player_ids[r["player"]["id"]], seq=int(r["seq"]),
                             round=int(r["round"]), infraction=r.get("infraction"), level=item.id,
-                            level_label=str(r["penalty"]), facts=str(r["facts"]), notes=str(r.get("notes") or ""),
+                            level_label=str(r["penalty"]), facts=str(r["facts"]),
+                            notes=str(r.get("notes") or ""),
                             citations=list(r.get("citations") or []), corpus_version=str(r["corpus_version"]),
                             answers=dict(r.get("answers") or {}), judge_id=staff_ids[r["judge"]["id"]],
                             ruling=r.get("ruling"), created_at=_when(r.get("recorded_at")))
@@ -221,7 +225,8 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
                 s.flush()
                 record_ids[r["id"]] = p.id
                 if r.get("void"):
-                    s.add(Void(penalty_id=p.id, reason=str(r["void"]["reason"]), by_id=staff_ids[r["void"]["by"]],
+                    s.add(Void(penalty_id=p.id, reason=str(r["void"]["reason"]),
+                               by_id=staff_ids[r["void"]["by"]],
                                created_at=_when(r["void"].get("at"))))
                 if r.get("appeal"):
                     a = Appeal(event_id=ev.id, penalty_id=p.id, grounds=str(r["appeal"]["grounds"]),
