@@ -381,3 +381,23 @@ def test_hostile_generated_requests_give_no_5xx_and_change_nothing(ev, db_app):
     hit()
     assert seen["n"] >= examples * 2 // 3
     assert snapshot(db) == before
+
+
+# --- 7. one database session per request -----------------------------------------------------------------
+
+
+def test_player_page_and_wizard_outcome_take_one_connection_each(ev, db_app):
+    from sqlalchemy import event as sa_event
+
+    org, client = ev["org"], ev["client"]
+    record(ev["fj"], ev["player"], "N")
+    page_sign_in(client, org.event_id, "主催者A", EVENT["passcode"])
+    checkouts = []
+    pool = db_app.extensions["judgeapp.db"].engine.pool
+    sa_event.listen(pool, "checkout", lambda *a: checkouts.append(1))
+    assert client.get(f"/events/{org.event_id}/players/{ev['player']}").status_code == 200
+    assert len(checkouts) == 1
+    checkouts.clear()
+    resp = client.get("/wizard/lycee/late-seat")
+    assert resp.status_code == 200 and f"/events/{org.event_id}/record" in resp.get_data(as_text=True)
+    assert len(checkouts) == 1

@@ -2,8 +2,8 @@
 types and no unknown keys. `parse(Model, data)` answers a JudgeappError (400, Japanese, naming the field) for
 a wrong type, a missing field, an unknown key or a control character, before anything is read or written.
 
-JSON bodies come strict (`"active": []`, `1.5` or `"tru"` are refused, not guessed); form posts come as text
-and are read with `form=True` (text to numbers and yes/no, extra form fields such as csrf_token ignored).
+JSON bodies come strict (`"active": []`, `1.5` or `"tru"` are refused, not guessed). The pages' forms send
+only text, which the same parsing helpers (`events.parsing`) read inside the domain functions.
 """
 
 from __future__ import annotations
@@ -150,15 +150,13 @@ def _check_chars(value: Any, field: str = "") -> None:
             _check_chars(v, field)
 
 
-def parse(model: type[Body], data: object, form: bool = False) -> dict:
+def parse(model: type[Body], data: object) -> dict:
     """`data` checked against `model`; the fields that were sent, as a dict for the domain functions."""
-    if form:
-        data = {k: v for k, v in dict(data).items() if k in model.model_fields}
     if not isinstance(data, dict):
         raise JudgeappError("JSON オブジェクトを送ってください（Content-Type: application/json）。", 400, "bad_json")
     _check_chars(data)
     try:
-        parsed = model.model_validate(data, strict=not form)
+        parsed = model.model_validate(data)
     except ValidationError as exc:
         raise JudgeappError(_message(exc.errors()[0]), 400, "bad_field") from None
     return parsed.model_dump(exclude_unset=True)
