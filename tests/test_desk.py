@@ -223,7 +223,7 @@ def test_csv_opens_in_a_japanese_spreadsheet(lycee):
     for col in ("違反", "ペナルティ（記録時）", "記録後の累積", "状態", "上告の結果", "根拠（条項）"):
         assert col in rows[0]
     one, two = (dict(zip(rows[0], r)) for r in rows[1:])
-    assert one["違反"] == "二重スリーブ" or one["違反"]  # the infraction's name from the policy
+    assert one["違反"] == "二重スリーブ・不適切なスリーブ"  # the name in infractions/lycee/policy.yaml
     assert one["記録後の累積"] == "注意 1" and one["状態"] == "上告中" and one["上告の結果"] == "裁定待ち"
     assert two["記録後の累積"] == "注意 1・警告 1"
     assert one["根拠（条項）"].count("lycee/guideline/double-sleeves") == 1  # one citation
