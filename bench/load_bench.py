@@ -144,7 +144,7 @@ def seed_event(port: int, game: str = "lycee", players: int = 30, judges: int = 
     c = Client(port)
     status, data = c.json("POST", "/api/events", {"name": "ベンチ大会", "game": game, "date": "2026-12-01",
                                                    "level": "competitive", "rounds": 8, "organizer": "主催",
-                                                   "passcode": "bench-pass"})
+                                                   "passcode": "bench-passcode"})
     assert status == 201, data
     eid, token = data["event"]["id"], data["token"]
     status, data = c.json("POST", f"/api/events/{eid}/players", {
@@ -154,8 +154,8 @@ def seed_event(port: int, game: str = "lycee", players: int = 30, judges: int = 
     tokens = []
     for j in range(judges):
         status, st = c.json("POST", f"/api/events/{eid}/staff", {"name": f"J{j}", "role": "floor_judge",
-                                                                 "passcode": "judge-pass"}, token)
-        status, tk = c.json("POST", f"/api/events/{eid}/token", {"name": f"J{j}", "passcode": "judge-pass"})
+                                                                 "passcode": "judge-passcode"}, token)
+        status, tk = c.json("POST", f"/api/events/{eid}/token", {"name": f"J{j}", "passcode": "judge-passcode"})
         assert status == 201, tk
         tokens.append(tk["token"])
     return {"event": eid, "token": token, "players": player_ids, "judges": tokens}
@@ -171,7 +171,34 @@ def run_threads(threads: list[threading.Thread]) -> float:
     return time.perf_counter() - t0
 
 
-def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7) -> dict:
+def desk(port: int, ev: dict, stop: threading.Event, counts: list) -> None:
+    """One head judge's desk as the browser keeps it: the event stream open, and the desk's fragment fetched
+    again on every change (what static/desk.js does)."""
+    auth = {"Authorization": f"Bearer {ev['token']}"}
+    while not stop.is_set():
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("GET", f"/events/{ev['event']}/desk/stream", headers={**auth, "Accept": "text/event-stream"})
+        resp = conn.getresponse()
+        if resp.status != 200:
+            counts.append(("refused", resp.status))
+            resp.read()
+            time.sleep(5)
+            continue
+        fetch = Client(port)
+        while not stop.is_set():
+            line = resp.readline()
+            if not line:
+                break
+            if line.startswith(b"event: change"):
+                status, _ = fetch.request("GET", f"/events/{ev['event']}/desk", headers=auth)
+                counts.append(("fragment", status))
+        conn.close()
+
+
+def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7, desks: int = 0,
+         record_every: float | None = None) -> dict:
+    """The page mix by `clients` judges; beside them `desks` open desks, and (record_every) one judge recording
+    a penalty every so many seconds, which every open desk hears and reloads its fragment for."""
     ev = seed_event(port)
     c = Client(port)
     for pid in ev["players"][:10]:  # some history on the player pages
@@ -205,7 +232,7 @@ def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7) -> d
 
     def worker():
         cl = Client(port)
-        cl.sign_in(ev["event"], "主催", "bench-pass")
+        cl.sign_in(ev["event"], "主催", "bench-passcode")
         while True:
             with lock:
                 item = next(cursor, None)
@@ -222,7 +249,25 @@ def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7) -> d
                 if status != 200:
                     errors.append((status, path))
 
+    stop = threading.Event()
+    desk_counts: list = []
+    side = [threading.Thread(target=desk, args=(port, ev, stop, desk_counts), daemon=True) for _ in range(desks)]
+
+    def recorder():
+        rc = Client(port)
+        n = 0
+        while not stop.wait(record_every):
+            n += 1
+            rc.json("POST", f"/api/events/{ev['event']}/penalties",
+                    {"player": ev["players"][20 + n % 10], "round": 1, "level": "N", "facts": "デスク"}, ev["token"])
+
+    if record_every:
+        side.append(threading.Thread(target=recorder, daemon=True))
+    for t in side:
+        t.start()
+    time.sleep(1.0 if desks else 0)  # the desks are open before the judges start
     wall = run_threads([threading.Thread(target=worker) for _ in range(clients)])
+    stop.set()
     all_times = [x for v in times.values() for x in v]
     all_server = [x for v in server.values() for x in v]
     return {
@@ -232,7 +277,38 @@ def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7) -> d
         "all": (percentile(all_times, 50), percentile(all_times, 95), percentile(all_times, 99)),
         "kinds": {k: (len(v), percentile(v, 50), percentile(v, 95), percentile(v, 99), max(sizes[k]))
                   for k, v in times.items()},
+        "desk_fragments": sum(1 for k, st in desk_counts if k == "fragment" and st == 200),
+        "desk_refused": sum(1 for k, _ in desk_counts if k == "refused"),
     }
+
+
+def desks_beside(work: Path, index_dir: Path, requests: int) -> list[str]:
+    """The page benchmark with 10 desks open beside its 20 clients, against the same without them (a judge
+    recording every second in both, so the desks have something to reload). Within 1.5x is the target."""
+    out = {}
+    for desks in (0, 10):
+        url = f"sqlite:///{work / f'desks-{desks}.db'}"
+        migrate(url)
+        srv = Server("waitress", work, url, index_dir)
+        try:
+            srv.start()
+            out[desks] = load(srv.port, requests=requests, desks=desks, record_every=1.0)
+        finally:
+            srv.stop()
+    a, b = out[0], out[10]
+    lines = ["### Desks open beside the judges", "",
+             f"{requests} page requests by 20 clients (the mix above), a judge recording a penalty every second; "
+             "then the same with 10 head judge desks open (event stream, fragment reloaded on every change). "
+             "waitress as `judgeapp serve` runs it (8 page threads, and threads of their own for up to 24 streams).",
+             "", "| | requests/s | client p50 | client p95 | client p99 | server p95 | desk reloads | refused |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for name, r in (("without desks", a), ("10 desks open", b)):
+        lines.append(f"| {name} | {r['rps']:.0f} | {r['all'][0]:.1f} | {r['all'][1]:.1f} | {r['all'][2]:.1f} | "
+                     f"{r['server'][1]:.1f} | {r['desk_fragments']} | {r['desk_refused']} |")
+    ratio = max(b["all"][1] / a["all"][1], a["rps"] / b["rps"])
+    lines += ["", f"Worst ratio (client p95, and requests/s inverted): {ratio:.2f}× "
+              f"({'within' if ratio <= 1.5 else 'OVER'} the 1.5× target).", ""]
+    return lines
 
 
 def recording(port: int, judges: int = 10, per_judge: int = 40, players: int = 5) -> dict:
@@ -292,6 +368,23 @@ def migrate(url: str) -> None:
     subprocess.run([PY, "-c", f"from judgeapp.events.db import upgrade; upgrade({url!r})"], cwd=ROOT, check=True)
 
 
+def build_index(index_dir: Path) -> None:
+    subprocess.run([PY, "-c", "from judgeapp.library import open_library; from judgeapp import ROOT; "
+                    f"open_library(ROOT/'rules_corpus', {str(index_dir / 'search-index')!r}, "
+                    "ROOT/'rules_corpus'/'synonyms.yaml', rebuild=True, infractions_dir=ROOT/'infractions', "
+                    f"situation_index_dir={str(index_dir / 'situation-index')!r})"], cwd=ROOT, check=True)
+
+
+def run_desks(requests: int = 3000) -> list[str]:
+    """Only the desks comparison: `.venv/bin/python bench/load_bench.py --desks [requests]`."""
+    work = Path(tempfile.mkdtemp(prefix="judgeapp-desks-"))
+    try:
+        build_index(work / "instance")
+        return desks_beside(work, work / "instance", requests)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def run(requests: int = 3000) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="judgeapp-load-"))
     lines: list[str] = []
@@ -348,6 +441,9 @@ def run(requests: int = 3000) -> list[str]:
             lines.append("")
             print("\n".join(lines[-10:]), flush=True)
 
+        lines += desks_beside(work, index_dir, requests)
+        print("\n".join(lines[-8:]), flush=True)
+
         lines += ["### Recording", "",
                   "10 judges at once, 40 penalties each, over HTTP (waitress), for 5 players of a Lycee event.", "",
                   "| database | records | records/s | p50 ms | p95 ms | p99 ms | failures | standings = sequential |",
@@ -373,4 +469,6 @@ def run(requests: int = 3000) -> list[str]:
 
 
 if __name__ == "__main__":
-    print("\n".join(run(int(sys.argv[1]) if len(sys.argv) > 1 else 3000)))
+    args = [a for a in sys.argv[1:] if a != "--desks"]
+    n = int(args[0]) if args else 3000
+    print("\n".join(run_desks(n) if "--desks" in sys.argv else run(n)))

@@ -19,6 +19,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 import load_bench  # noqa: E402
+import record_bench  # noqa: E402
 import search_bench  # noqa: E402
 
 START = "<!-- last run: start -->"
@@ -34,6 +35,7 @@ def main(argv: list[str]) -> None:
     lines += search_bench.run(sizes)
     lines += ["## Pages, recording, cold start", ""]
     lines += load_bench.run(requests)
+    lines += record_bench.run(40)
     lines.append(f"Whole run: {time.perf_counter() - t0:.0f} s.")
     report = "\n".join(lines)
     print(report)

@@ -73,6 +73,56 @@ def _server_timing(app: Flask) -> None:
         return response
 
 
+MAX_JSON_DEPTH = 32
+
+from flask.json.provider import DefaultJSONProvider  # noqa: E402
+
+
+class DepthLimitedJSON(DefaultJSONProvider):
+    """JSON bodies nested deeper than MAX_JSON_DEPTH are unreadable (a 400, not a stack overflow's 500)."""
+
+    def loads(self, s, **kwargs):
+        try:
+            data = super().loads(s, **kwargs)
+        except RecursionError:
+            raise ValueError("JSON nested too deeply") from None
+        if _depth(data, MAX_JSON_DEPTH) > MAX_JSON_DEPTH:
+            raise ValueError("JSON nested too deeply")
+        return data
+
+
+def _depth(value, limit: int, level: int = 0) -> int:
+    """How deep `value` nests (stops counting past `limit`)."""
+    if level > limit or not isinstance(value, (dict, list)):
+        return level
+    items = value.values() if isinstance(value, dict) else value
+    return max((_depth(v, limit, level + 1) for v in items), default=level + 1)
+
+
+# 'self' scripts and service workers (static/), no inline script; the style sheet is inlined in base.html.
+CSP = {
+    "default-src": "'self'",
+    "script-src": "'self'",
+    "worker-src": "'self'",
+    "style-src": "'self' 'unsafe-inline'",
+    "img-src": "'self' data:",
+    "object-src": "'none'",
+    "base-uri": "'self'",
+    "form-action": "'self'",
+    "frame-ancestors": "'none'",
+}
+
+
+def _security_headers(app: Flask) -> None:
+    """CSP, frame protection, nosniff and a referrer policy on every response (flask-talisman). HSTS and
+    Secure cookies only when served over HTTPS (behind a proxy, with TRUST_PROXY: docs/deploy.md)."""
+    from flask_talisman import Talisman
+
+    Talisman(app, force_https=False, content_security_policy=CSP, frame_options="DENY",
+             referrer_policy="same-origin", session_cookie_secure=bool(app.config.get("SESSION_COOKIE_SECURE")),
+             strict_transport_security=True, strict_transport_security_max_age=31536000)
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the app: defaults, then instance config (or the test mapping), then the library, then blueprints."""
     app = Flask(__name__, instance_relative_config=True, template_folder=str(ROOT / "templates"),
@@ -80,7 +130,12 @@ def create_app(test_config: dict | None = None) -> Flask:
     load_settings(app, test_config)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.instance_path)
+    app.json = DepthLimitedJSON(app)
     app.json.ensure_ascii = False
+    if app.config.get("TRUST_PROXY"):  # behind one reverse proxy that sets X-Forwarded-* (docs/deploy.md)
+        from werkzeug.middleware.proxy_fix import ProxyFix
+
+        app.wsgi_app = ProxyFix(app.wsgi_app, x_for=1, x_proto=1, x_host=1)
 
     from .library import data_dirs, open_library
 
@@ -92,7 +147,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from flask_wtf.csrf import CSRFProtect
 
-    from . import api, errors, rules, wizard
+    from . import api, error_pages, rules, wizard
     from .events import routes as event_routes
     from .events.db import Database
 
@@ -100,13 +155,18 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     csrf = CSRFProtect(app)  # every form; the JSON API is not cookie-authenticated and is exempt
     csrf.exempt(api.bp)
-    app.register_blueprint(errors.bp)
+    app.register_blueprint(error_pages.bp)
     app.register_blueprint(rules.bp)
     app.register_blueprint(wizard.bp)
     app.register_blueprint(event_routes.bp)
-    from .events.service import jst
+    from .events import auth as event_auth
+    from .events.permissions import TEMPLATE_HELPERS
+    from .events.serialize import jst
 
     app.add_template_filter(jst, "jst")
+    app.jinja_env.globals.update(TEMPLATE_HELPERS)
+    event_auth.init_app(app)
+    _security_headers(app)
     _server_timing(app)
     app.register_blueprint(api.bp, url_prefix="/api")
     from . import assets, offline

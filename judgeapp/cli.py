@@ -19,18 +19,24 @@ def main() -> None:
 @main.command()
 @click.option("--host", default=lambda: os.environ.get("HOST", "127.0.0.1"), show_default="127.0.0.1")
 @click.option("--port", default=lambda: int(os.environ.get("PORT", 8000)), type=int, show_default="8000")
-@click.option("--threads", default=8, show_default=True, help="worker threads of the waitress server")
+@click.option("--threads", default=8, show_default=True,
+              help="worker threads for pages (the desks' live streams get threads of their own)")
 def serve(host: str, port: int, threads: int) -> None:
-    """Serve the app with waitress (builds the search index first if needed)."""
+    """Serve the app with waitress (builds the search index first if needed).
+
+    Each open desk holds one thread for its event stream, so waitress gets `threads` plus the most streams a
+    process keeps open (LIVE_MAX_STREAMS, 24): open desks never take the threads the judges' pages need."""
     from waitress import serve as waitress_serve
 
     from . import create_app
+    from .events.live import hub_for
 
     app = create_app()
     app.extensions["judgeapp.db"].upgrade()  # the schema is brought up to date before serving
+    streams = hub_for(app).max_streams
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
     click.echo(f"judgeapp is ready: http://{shown}:{port}/  (Ctrl+C to stop)")
-    waitress_serve(app, host=host, port=port, threads=threads, ident="judgeapp")
+    waitress_serve(app, host=host, port=port, threads=threads + streams, ident="judgeapp")
 
 
 @main.group()

@@ -22,18 +22,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .yamlload import DuplicateKeyError, load_yaml
 
+from .errors import CorpusError
+
 ANCHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 HEADING_RE = re.compile(r"^(#{1,4})\s+(.+?)\s*\{#([^}\s]+)\}\s*$")
 TABLE_SEPARATOR_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
-
-
-class CorpusError(Exception):
-    """The corpus breaks its format; `problems` lists each one as 'file: key: message'."""
-
-    def __init__(self, problems: list[str]):
-        super().__init__("\n".join(problems))
-        self.problems = problems
 
 
 def _template_fields(template: str) -> set[str]:

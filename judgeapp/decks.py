@@ -20,6 +20,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from .corpus import Corpus
+from .errors import DeckError
 from .policy import Citation, HandOff, Policies, Strict, _check_citations, _loc, game_folders
 from .textnorm import squash
 from .yamlload import DuplicateKeyError, load_yaml
@@ -28,10 +29,6 @@ MAX_LINES = 500
 MAX_CHARS = 50_000
 MAX_COUNT = 99
 MAIN = "main"
-
-
-class DeckError(ValueError):
-    """Input a judge must fix (the message is Japanese)."""
 
 
 class DeckRule(Strict):

@@ -25,19 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 
 from .corpus import Corpus
 from .yamlload import DuplicateKeyError, load_yaml
+from .errors import PolicyError, StandingError
 
 ID_RE = r"^[a-z0-9][a-z0-9-]*$"
 RESERVED_NODE_IDS = {"at", "q", "next", "run", "a", "game", "infraction_id"}
 NO_RULE_LABEL = "規定なし（ヘッドジャッジの判断）"
 HAND_OFF_DEFAULT = "ヘッドジャッジに判断を仰いでください。"
-
-
-class PolicyError(Exception):
-    """The infraction data breaks its format; `problems` lists each one as 'file: key: message'."""
-
-    def __init__(self, problems: list[str]):
-        super().__init__("\n".join(problems))
-        self.problems = problems
 
 
 class Strict(BaseModel):
@@ -190,6 +183,27 @@ class WizardFile(Strict):
     nodes: list[Node] = Field(min_length=1)
 
 
+class Tiers(Strict):
+    """The tiers (levels of play) an event of this game is numbered by, as the text defines them
+    (tcg-taikai 1c-ii: 階層レベル 1 is 一般, 2 and above 競技). Games without it have no tier."""
+
+    label: str = Field(min_length=1)  # as the text names it: トーナメント階層レベル
+    lowest: int = Field(ge=1)
+    highest: int = Field(ge=1)
+    casual: list[int] = Field(min_length=1)  # the tiers the text makes 一般 (casual); the others are 競技
+    citation: Citation
+
+    @model_validator(mode="after")
+    def _range(self):
+        if self.highest < self.lowest or not all(self.lowest <= n <= self.highest for n in self.casual):
+            raise ValueError("tiers: lowest <= casual <= highest")
+        return self
+
+    def level_of(self, tier: int) -> str:
+        """`casual` or `competitive`, as the text ties the tier to the level of play."""
+        return "casual" if tier in self.casual else "competitive"
+
+
 class PolicyFile(Strict):
     """`policy.yaml`."""
 
@@ -200,6 +214,7 @@ class PolicyFile(Strict):
     gaps: list[str] = []  # what the text does not decide, in plain words
     competitive_question: bool = False  # the wizard may ask 競技/一般 (tcg-taikai)
     hand_off: HandOff | None = None  # where the text decides nothing: who decides (default: the head judge)
+    tiers: Tiers | None = None  # events of this game carry a tier (tcg-taikai 階層レベル)
     levels: list[Level] = []
     consequences: list[Consequence] = []
     rules: list[Rule] = []
@@ -386,6 +401,8 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
 
     for i, x in enumerate(pf.levels):
         _check_citations(f"{p}: levels[{i}]", x.citations, corpus, game, problems)
+    if pf.tiers is not None:
+        _check_citations(f"{p}: tiers", [pf.tiers.citation], corpus, game, problems)
     for i, x in enumerate(pf.consequences):
         _check_citations(f"{p}: consequences[{i}]", x.citations, corpus, game, problems)
     for i, r in enumerate(pf.rules):
@@ -519,10 +536,6 @@ class Standing:
     steps: list[Step]
     notes: list[str]
     removed_text: str | None = None  # what removal means here, in the policy's words
-
-class StandingError(ValueError):
-    """A penalty the policy does not know (the message is Japanese, for the judge)."""
-
 
 def standing(policy: Policy, penalties: list[str]) -> Standing:
     """What a player's penalties come to under the game's rules, step by step.

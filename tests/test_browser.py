@@ -55,7 +55,7 @@ def test_record_a_penalty_from_the_wizard_on_a_phone(app, phone, live_server, tm
     phone.select_option("select[name=game]", "lycee")
     phone.fill("input[name=date]", "2026-12-01")
     phone.fill("input[name=organizer]", "主催")
-    phone.fill("input[name=passcode]", "browser-pass")
+    phone.fill("input[name=passcode]", "browser-passcode")
     phone.click("form.stack button[type=submit]")
     phone.wait_for_selector("text=を作りました")
     phone.click("text=選手を登録する")
@@ -85,3 +85,59 @@ def test_record_a_penalty_from_the_wizard_on_a_phone(app, phone, live_server, tm
     phone.wait_for_selector("text=記録しました")
     assert "試合の敗北" in phone.locator("ol.records").inner_text()
     phone.screenshot(path=str(tmp_path / "player.png"), full_page=True)
+
+
+def test_four_taps_from_a_wizard_outcome_to_a_saved_record_on_a_phone(app, phone, live_server, tmp_path):
+    """Issue 13: the head judge set the round and the tables came with the roster; on the floor a judge on a
+    wizard outcome taps the field, types the table, taps search, taps the player, taps confirm: four taps,
+    the round and the table never typed, the preview from the player's real record, the desk showing it."""
+    from judgeapp.events import desk
+
+    from .test_events import add_staff, make_event
+    from .test_wizard import path_to
+
+    client = app.test_client()
+    org = make_event(client)
+    add_staff(org, "FJ", "floor_judge")
+    hj = add_staff(org, "HJ", "head_judge")
+    eid = org.event_id
+    db = app.extensions["judgeapp.db"]
+    with app.test_request_context():
+        from judgeapp.events.staff import acting_staff_by_token
+
+        head = acting_staff_by_token(db, hj.token)
+        desk.set_round(db, head, 3)
+        desk.import_roster(db, head, desk.parse_roster("001,山田太郎,12\n002,佐藤花子,12\n003,鈴木一郎,13"))
+    assert org.post("/penalties", {"player": 1, "round": 1, "level": "W", "facts": "前のラウンド"}).status_code == 201
+
+    phone.goto(f"{live_server}/events/{eid}/signin")
+    phone.fill("input[name=name]", "FJ")
+    phone.fill("input[name=passcode]", "FJ-passcode-1")
+    phone.click("form.stack button[type=submit]")
+    phone.wait_for_url(f"**/events/{eid}")
+    policy = app.extensions["judgeapp.library"].policies.games["lycee"]
+    query = "&".join(f"{k}={v}" for k, v in path_to(policy, "late-seat").items())
+    phone.goto(f"{live_server}/wizard/lycee/late-seat?{query}")
+
+    taps = 0
+    phone.tap("#record-q")
+    taps += 1
+    phone.keyboard.type("12")
+    phone.tap("form.record-pick button[type=submit]")
+    taps += 1
+    phone.wait_for_url("**/record?**")
+    phone.tap("ul.choices a >> text=001 山田太郎")
+    taps += 1
+    phone.wait_for_selector("text=記録すると")
+    assert phone.input_value("input[name=round]") == "3"  # the desk's round, not typed
+    standing = phone.locator("section.standing").inner_text()
+    assert "これまでの記録" in standing and "警告" in standing  # the earlier record, from the database
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    phone.screenshot(path=str(tmp_path / "four-taps-preview.png"), full_page=True)
+    phone.tap("button[value=confirm]")
+    taps += 1
+    phone.wait_for_selector("text=記録しました")
+    assert taps <= 4
+    saved = org.get("/penalties", player=1).get_json()["results"]
+    assert len(saved) == 2 and saved[-1]["round"] == 3 and saved[-1]["infraction"] == "lycee/late-seat"
+    assert "判定" in saved[-1]["facts"] and "→" in saved[-1]["facts"]  # the wizard path, as filled in

@@ -15,7 +15,7 @@ import pytest
 from .conftest import form_post
 
 EVENT = {"name": "テスト大会", "game": "lycee", "date": "2026-12-01", "level": "competitive", "rounds": 5,
-         "organizer": "主催者A", "passcode": "org-pass-1"}
+         "organizer": "主催者A", "passcode": "org-passcode-1"}
 
 
 class Api:
@@ -42,10 +42,10 @@ def make_event(client, **changes) -> Api:
 
 
 def add_staff(org: Api, name: str, role: str, grants=()) -> Api:
-    resp = org.post("/staff", {"name": name, "role": role, "passcode": f"{name}-pass", "grants": list(grants)})
+    resp = org.post("/staff", {"name": name, "role": role, "passcode": f"{name}-passcode-1", "grants": list(grants)})
     assert resp.status_code == 201, resp.get_json()
     # The member signs in through the API with their passcode and gets their own token.
-    resp = org.c.post(f"/api/events/{org.event_id}/token", json={"name": name, "passcode": f"{name}-pass"})
+    resp = org.c.post(f"/api/events/{org.event_id}/token", json={"name": name, "passcode": f"{name}-passcode-1"})
     assert resp.status_code == 201, resp.get_json()
     return Api(org.c, org.event_id, resp.get_json()["token"])
 
@@ -165,7 +165,7 @@ def test_roles_are_refused_in_japanese(event):
     sk, fj = event["sk"], event["fj"]
     cases = [
         (record(sk, event["player"], "N"), "ジャッジ"),
-        (fj.post("/staff", {"name": "X", "role": "floor_judge", "passcode": "xxxxxx"}), "主催者"),
+        (fj.post("/staff", {"name": "X", "role": "floor_judge", "passcode": "xxxxxxxxxxxxxx"}), "主催者"),
         (fj.get("/audit"), "書き出せる"),
         (fj.get("/export.json"), "書き出せる"),
     ]
@@ -185,7 +185,7 @@ def test_a_token_of_another_event_is_refused(client, event):
 
 @pytest.mark.parametrize("body,code", [
     ({"player": 999999, "round": 1, "level": "N", "facts": "x"}, "unknown_player"),
-    ({"player": None, "round": 1, "level": "N", "facts": "x"}, "unknown_player"),
+    ({"player": None, "round": 1, "level": "N", "facts": "x"}, "bad_field"),
     ({"round": 0, "level": "N", "facts": "x"}, "bad_number"),
     ({"round": 6, "level": "N", "facts": "x"}, "bad_number"),
     ({"round": "一", "level": "N", "facts": "x"}, "bad_number"),
@@ -285,11 +285,12 @@ def test_audit_log_and_exports(event, client):
     data = org.get("/export.json").get_json()
     assert data["records"][0]["citations"][0]["section"] == "lycee/guideline/double-sleeves"
     assert data["records"][0]["state"] == "void"
-    form_post(client, f"/events/{org.event_id}/signin", {"name": "主催者A", "passcode": "org-pass-1"})
+    form_post(client, f"/events/{org.event_id}/signin", {"name": "主催者A", "passcode": "org-passcode-1"})
     resp = client.get(f"/events/{org.event_id}/export.csv")
     assert resp.status_code == 200 and resp.data.startswith("\ufeff".encode())
     rows = list(csv.reader(io.StringIO(resp.data.decode("utf-8-sig"))))
-    assert rows[0][0] == "記録ID" and rows[1][3] == "001" and rows[1][7] == "無効"
+    row = dict(zip(rows[0], rows[1]))
+    assert rows[0][0] == "記録ID" and row["選手番号"] == "001" and row["状態"] == "無効"
 
 
 # --- corrections after review: duplicates, grants, open cases, hostile input -----------------------------
@@ -324,13 +325,15 @@ def test_a_ruling_without_penalty_is_kept_and_not_counted(client):
     player = add_player(org)
     resp = record(hj, player, "no-penalty", infraction="dm-senshu/premium-hall-card")
     assert resp.status_code == 201, resp.get_json()
-    data = resp.get_json()["player"]
+    assert resp.get_json()["player"]["removed"] is False
+    assert resp.get_json()["player"]["standing"]["effective"] == {}
+    data = hj.get(f"/players/{player}").get_json()
     assert data["removed"] is False and data["standing"]["effective"] == {}
     assert data["records"][0]["penalty"] == "ペナルティなし"
     assert data["records"][0]["citations"][0]["section"] == "dm-senshu/floor-rules/305"
 
 
-def test_a_decided_appeal_is_final_and_a_void_record_cannot_be_decided(event):
+def test_a_decided_appeal_is_final_and_an_appealed_record_is_decided_not_voided(event):
     fj, hj, player = event["fj"], event["hj"], event["player"]
     rid = record(fj, player, "W").get_json()["record"]["id"]
     appeal_id = fj.post(f"/penalties/{rid}/appeal", {"grounds": "x"}).get_json()["appeal"]["id"]
@@ -339,9 +342,15 @@ def test_a_decided_appeal_is_final_and_a_void_record_cannot_be_decided(event):
     assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "decided"
     rid2 = record(fj, player, "N").get_json()["record"]["id"]
     appeal2 = fj.post(f"/penalties/{rid2}/appeal", {"grounds": "y"}).get_json()["appeal"]["id"]
-    # A void after the appeal was filed, then a decision: refused.
-    assert hj.post(f"/penalties/{rid2}/void", {"reason": "別人"}).status_code == 201
+    # Once appealed, a record is not voided: the appeal is decided (overturning it if need be).
+    resp = hj.post(f"/penalties/{rid2}/void", {"reason": "別人"})
+    assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "appealed"
     resp = hj.post(f"/appeals/{appeal2}/decision", {"outcome": "overturn", "reason": "z"})
+    assert resp.status_code == 201 and resp.get_json()["state"] == "overturned"
+    # A void record cannot be appealed, so it cannot be decided either.
+    rid3 = record(fj, player, "N").get_json()["record"]["id"]
+    assert hj.post(f"/penalties/{rid3}/void", {"reason": "別人"}).status_code == 201
+    resp = fj.post(f"/penalties/{rid3}/appeal", {"grounds": "y"})
     assert resp.status_code == 409 and resp.get_json()["error"]["code"] == "record_void"
 
 
@@ -362,7 +371,7 @@ def test_the_organizer_corrects_the_event_and_manages_staff(event, client):
     staff = {s["name"]: s["id"] for s in org.get("").get_json()["staff"]}
     assert org.post(f"/staff/{staff['FJ']}", {"active": False}, method="patch").status_code == 200
     assert fj.get("/penalties").status_code == 401  # the disabled member's token is gone
-    resp = client.post(f"/api/events/{org.event_id}/token", json={"name": "FJ", "passcode": "FJ-pass"})
+    resp = client.post(f"/api/events/{org.event_id}/token", json={"name": "FJ", "passcode": "FJ-passcode-1"})
     assert resp.status_code == 401
     assert "event.update" in [e["action"] for e in org.get("/audit").get_json()["results"]]
 
@@ -376,7 +385,7 @@ def test_tier_follows_the_text(client, changes):
 
 def test_grants_are_only_what_the_policy_restricts(client):
     org = make_event(client)  # lycee restricts nothing
-    resp = org.post("/staff", {"name": "X", "role": "floor_judge", "passcode": "xxxxxxx", "grants": ["ijinden-defeat"]})
+    resp = org.post("/staff", {"name": "X", "role": "floor_judge", "passcode": "xxxxxxxxxxxxxx", "grants": ["ijinden-defeat"]})
     assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_grant"
 
 
@@ -395,7 +404,8 @@ def test_huge_ids_in_bodies_and_odd_types(event):
     fj = event["fj"]
     assert record(fj, 10**30, "N").status_code == 404
     resp = fj.post("/penalties", {"player": event["player"], "round": 1, "level": "N", "facts": ["x"]})
-    assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_type"
+    assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_field"
+    assert "事実" in resp.get_json()["error"]["message"]
     resp = event["org"].post("/players", {"number": {"a": 1}, "name": "X"})
     assert resp.status_code == 400
 

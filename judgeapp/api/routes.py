@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from flask import jsonify, request, url_for
 
-from ..decks import DeckError, check as check_deck, report_json
+from ..decks import check as check_deck, report_json
 from ..errors import JudgeappError
 from ..library import current_library
 from ..lookup import match_json
-from ..policy import Policy, StandingError, standing, standing_json
+from ..policy import Policy, standing, standing_json
 from . import bp
 
 MAX_PENALTIES = 200
@@ -182,10 +182,7 @@ def policy_standing(game: str):
         raise JudgeappError(f"penalties は {MAX_PENALTIES} 件までです。", 400, "too_many")
     if not all(isinstance(x, str) for x in penalties):
         raise JudgeappError("penalties の各要素はペナルティの名前（文字列）で指定してください。", 400, "bad_penalty")
-    try:
-        result = standing(p, penalties)
-    except StandingError as exc:
-        raise JudgeappError(str(exc), 400, "unknown_penalty") from None
+    result = standing(p, penalties)  # a StandingError answers 400 unknown_penalty by itself
     return jsonify(standing_json(result))
 
 
@@ -201,8 +198,5 @@ def deck_check():
     if rules is None:
         raise JudgeappError(f"ゲーム「{data['game'][:40]}」のデッキの規定はありません。/api/games の id を指定してください。",
                             404, "unknown_game")
-    try:
-        report = check_deck(rules, data["deck"])
-    except DeckError as exc:
-        raise JudgeappError(str(exc), 400, "bad_deck") from None
+    report = check_deck(rules, data["deck"])  # a DeckError answers 400 bad_deck by itself
     return jsonify(report_json(report, lambda iid: url_for("wizard.outcome", game=rules.game, infraction_id=iid)))

@@ -1,16 +1,24 @@
-"""The database: one engine per app, sessions for reading and for writing, migrations, retries.
+"""The database: one engine per app, one reading session per request, write transactions, migrations,
+retries.
 
 SQLite (the default, in the instance folder) runs in WAL mode with foreign keys on; a writing transaction
-starts with BEGIN IMMEDIATE, so concurrent writers queue on the busy timeout instead of failing half-way.
-PostgreSQL (DATABASE_URL) locks the player's row for the length of a recording. Either way a conflict that
-slips through (two judges computing the same sequence number) is retried, never lost.
+starts with BEGIN IMMEDIATE, and the writers of one process queue on a lock of their own first (instead of
+polling inside SQLite's busy timeout). PostgreSQL (DATABASE_URL) locks the rows a change depends on
+(FOR UPDATE). Either way a conflict that slips through is retried, never lost.
+
+`Database.unit()` opens the request's reading session: every `reader()` inside it borrows that one session
+(one connection checkout per request for reads), and a write ends its snapshot so that what the request reads
+next includes its own change.
 """
 
 from __future__ import annotations
 
+import os
 import random
+import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from contextvars import ContextVar
 from pathlib import Path
 
 from sqlalchemy import create_engine, event
@@ -24,7 +32,8 @@ RETRYABLE_CONSTRAINTS = ("penalty_player_seq_unique", "penalties.player_id, pena
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False})
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=20,
+                               max_overflow=20)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
@@ -49,9 +58,37 @@ class Database:
         self.is_sqlite = url.startswith("sqlite")
         self._read = sessionmaker(self.engine, expire_on_commit=False)
         self._write = sessionmaker(self.engine.execution_options(write=True), expire_on_commit=False)
+        self._unit: ContextVar[Session | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
+        self._write_lock = _SQLiteWriteLock(url) if self.is_sqlite else nullcontext()
 
-    def reader(self) -> Session:
-        return self._read()
+    def reader(self):
+        """A session for reading: the request's own (see `unit`), else a new one closed after the `with`."""
+        current = self._unit.get()
+        return nullcontext(current) if current is not None else self._read()
+
+    @contextmanager
+    def unit(self):
+        """One reading session for everything inside (a request); closed at the end."""
+        if self._unit.get() is not None:
+            yield self._unit.get()
+            return
+        session = self._read()
+        token = self._unit.set(session)
+        try:
+            yield session
+        finally:
+            self._unit.reset(token)
+            session.close()
+
+    def open_unit(self) -> object:
+        """`unit()` for frameworks that open and close in two hooks: returns what `close_unit` takes."""
+        cm = self.unit()
+        cm.__enter__()
+        return cm
+
+    @staticmethod
+    def close_unit(cm: object) -> None:
+        cm.__exit__(None, None, None)
 
     @contextmanager
     def writing(self):
@@ -61,21 +98,71 @@ class Database:
 
     def write(self, fn, attempts: int = 12):
         """Run `fn(session)` in a write transaction; retry the conflicts concurrency can cause."""
-        for attempt in range(attempts):
-            try:
-                with self.writing() as session:
-                    return fn(session)
-            except (IntegrityError, OperationalError, DBAPIError) as exc:
-                if attempt == attempts - 1 or not _retryable(exc):
-                    raise
-                time.sleep(random.uniform(0.005, 0.03) * (attempt + 1))
-        raise AssertionError("not reached")
+        self.end_read()  # give the request's read connection back first: a request holds one connection at a time
+        try:
+            for attempt in range(attempts):
+                try:
+                    with self._write_lock, self.writing() as session:
+                        return fn(session)
+                except (IntegrityError, OperationalError, DBAPIError) as exc:
+                    if attempt == attempts - 1 or not _retryable(exc):
+                        raise
+                    time.sleep(random.uniform(0.005, 0.03) * (attempt + 1))
+            raise AssertionError("not reached")
+        finally:
+            self.end_read()
+
+    def end_read(self) -> None:
+        """End the request's read transaction (its snapshot, on SQLite) and return its connection to the pool;
+        the objects it loaded stay usable, and the next read sees the latest commits."""
+        current = self._unit.get()
+        if current is not None and current.in_transaction():
+            current.commit()
 
     def upgrade(self) -> None:
         upgrade(self.url)
 
     def dispose(self) -> None:
         self.engine.dispose()
+
+
+class _SQLiteWriteLock:
+    """Writers queue here instead of polling inside SQLite's busy timeout: a lock for the threads of this
+    process, then an flock on `<database>.writelock` for the other processes (gunicorn workers). A waiter wakes
+    the moment the holder is done."""
+
+    def __init__(self, url: str):
+        self._threads = threading.Lock()
+        self._fd = None
+        path = url.split("///", 1)[1] if "///" in url else ""
+        if path and path != ":memory:" and not path.startswith("file:"):
+            self._path = path + ".writelock"
+        else:
+            self._path = None
+
+    def __enter__(self):
+        self._threads.acquire()
+        try:
+            if self._path is not None:
+                import fcntl
+
+                if self._fd is None:
+                    self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                fcntl.flock(self._fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            if self._fd is not None:
+                import fcntl
+
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._threads.release()
+        return False
 
 
 def _retryable(exc: Exception) -> bool:

@@ -2,8 +2,9 @@
 and the audit log.
 
 Nothing is ever updated in place or deleted: a record is corrected by a new row (a void, an appeal decision),
-and every change writes an audit entry. The only columns that change after insert are the sign-in throttle of
-a staff member, their grants and their API token (each change audited).
+and every change writes an audit entry. The only columns that change after insert are a staff member's role,
+grants, passcode, active flag, session version and API token (each change audited), a player's record count
+(the per-player counter that serialises recording), the sign-in throttle and a join link's use.
 """
 
 from __future__ import annotations
@@ -40,8 +41,10 @@ class Event(Base):
     game: Mapped[str] = mapped_column(String(40))
     held_on: Mapped[date] = mapped_column(Date)
     level: Mapped[str] = mapped_column(String(20))  # competitive | casual
-    tier: Mapped[int | None] = mapped_column(Integer, nullable=True)  # tcg-taikai 階層レベル 1–5
+    tier: Mapped[int | None] = mapped_column(Integer, nullable=True)  # where the game's policy has tiers
     rounds: Mapped[int] = mapped_column(Integer)
+    # The round being played, set by the head judge or the scorekeeper: every record form starts from it.
+    current_round: Mapped[int | None] = mapped_column(Integer, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     staff: Mapped[list[Staff]] = relationship(back_populates="event", order_by="Staff.id")
@@ -59,8 +62,11 @@ class Staff(Base):
     token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, nullable=True)
     grants: Mapped[list] = mapped_column(JSON, default=list)  # permissions the organizer granted
     active: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
-    failed_signins: Mapped[int] = mapped_column(Integer, default=0)
-    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    failed_signins: Mapped[int] = mapped_column(Integer, default=0)  # unused since 0003 (see SigninThrottle)
+    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)  # unused
+    # Bumped by sign-out, disable, passcode reset and role change: every cookie carrying an older one ends.
+    session_version: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    token_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     event: Mapped[Event] = relationship(back_populates="staff")
@@ -78,6 +84,8 @@ class Player(Base):
     event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
     number: Mapped[str] = mapped_column(String(40))
     name: Mapped[str] = mapped_column(String(80))
+    # How many records the player has: locked and bumped by each recording, it gives the next `seq`.
+    penalty_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     __table_args__ = (UniqueConstraint("event_id", "number", name="player_number_unique"),)
@@ -101,6 +109,9 @@ class Penalty(Base):
     citations: Mapped[list] = mapped_column(JSON, default=list)  # [{"section", "quote"}]
     corpus_version: Mapped[str] = mapped_column(String(80))
     answers: Mapped[dict] = mapped_column(JSON, default=dict)  # the wizard's answers {node: answer}
+    # A head judge's ruling where the text prescribes nothing (level "head-judge-ruling"): a consequence the
+    # policy knows (ゲームの敗北) or free text. Never counted as a level in the standing.
+    ruling: Mapped[str | None] = mapped_column(String(300), nullable=True)
     judge_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
     # A key the form (or an API client's Idempotency-Key) sends once: a double tap or a retry on weak Wi-Fi
     # finds the record already made instead of making a second one.
@@ -173,3 +184,82 @@ class AuditEntry(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     staff: Mapped[Staff | None] = relationship(lazy="joined")
+
+
+class SigninThrottle(Base):
+    """Failed sign-ins per (event, name, client address), hashed: a wrong guess from one address slows only that
+    address's tries for that name, and only up to a ceiling, so nobody can keep a judge locked out."""
+
+    __tablename__ = "signin_throttle"
+
+    key: Mapped[str] = mapped_column(String(64), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)
+    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class JoinLink(Base):
+    """A one-time, expiring link the organizer shows as a QR code: whoever opens it first joins the event's
+    staff with the role chosen here (stored hashed; used once)."""
+
+    __tablename__ = "join_links"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    role: Mapped[str] = mapped_column(String(20))
+    created_by_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    expires_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    used_by_id: Mapped[int | None] = mapped_column(ForeignKey("staff.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Seat(Base):
+    """Where a player sits in a round (卓番号 or seat), entered or imported; the record form finds a player
+    by it. A seat can be corrected (audited); penalty records never depend on it."""
+
+    __tablename__ = "seats"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    round: Mapped[int] = mapped_column(Integer)
+    table_no: Mapped[str] = mapped_column(String(20))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = (UniqueConstraint("player_id", "round", name="seat_player_round_unique"),
+                      Index("seat_event_round_table", "event_id", "round", "table_no"))
+
+
+class Notice(Base):
+    """A change of a player's removal status (removed, or back in the tournament) for the head judge's desk,
+    written in the same transaction as the record, void or decision that caused it."""
+
+    __tablename__ = "notices"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    event_id: Mapped[int] = mapped_column(ForeignKey("events.id"), index=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    change: Mapped[str] = mapped_column(String(20))  # removed | restored
+    cause: Mapped[str] = mapped_column(String(40))  # the audit action: penalty.record, penalty.void, ...
+    penalty_id: Mapped[int | None] = mapped_column(ForeignKey("penalties.id"), nullable=True)
+    by_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    player: Mapped[Player] = relationship(lazy="joined")
+    by: Mapped[Staff] = relationship(lazy="joined")
+    __table_args__ = (CheckConstraint("change in ('removed', 'restored')", name="notice_change"),)
+
+
+class NoticeAck(Base):
+    """The head judge's acknowledgement of a notice (a row of its own: the notice is never changed)."""
+
+    __tablename__ = "notice_acks"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    notice_id: Mapped[int] = mapped_column(ForeignKey("notices.id"), unique=True)
+    by_id: Mapped[int] = mapped_column(ForeignKey("staff.id"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    by: Mapped[Staff] = relationship(lazy="joined")

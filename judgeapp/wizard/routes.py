@@ -13,7 +13,7 @@ from flask import abort, make_response, redirect, render_template, request, url_
 from ..decks import DeckError, check as check_deck
 from ..errors import JudgeappError
 from ..library import current_library
-from ..policy import NO_RULE_LABEL, Node, Policy, StandingError, standing
+from ..policy import NO_RULE_LABEL, Node, Policy, standing
 from ..rules.routes import chosen_game, remember_game
 from . import bp
 
@@ -160,10 +160,7 @@ def outcome(game: str, infraction_id: str):
     preview = None
     item = policy.penalty_item(infraction)
     if item is not None and (policy.levels or getattr(item, "removes", False) or prior_seq):
-        try:
-            preview = standing(policy, prior_seq + [item.id])
-        except StandingError as exc:  # not reachable with ids from the policy itself
-            raise JudgeappError(str(exc), 400, "bad_prior") from None
+        preview = standing(policy, prior_seq + [item.id])  # a StandingError renders as a 400 page
     resp = render_template(
         "wizard/outcome.html", record_url=record_url(game, infraction_id, path_params(path)), policy=policy, game_obj=lib.corpus.games[game], inf=infraction, path=path,
         back=back_url(policy, path), changes=change_urls(policy, path), penalty=item,
@@ -176,10 +173,11 @@ def outcome(game: str, infraction_id: str):
 def record_url(game: str, infraction_id: str, answers: dict[str, str]) -> str | None:
     """"Record it" for a judge signed in to an event of this game."""
     from ..events.auth import current_db, current_staff
-    from ..events.service import PERMISSIONS, get_event
+    from ..events.permissions import can_record
+    from ..events.staff import get_event
 
     staff = current_staff()
-    if staff is None or staff.role not in PERMISSIONS["record"]:
+    if not can_record(staff):
         return None
     if get_event(current_db(), staff.event_id).game != game:
         return None

@@ -1,12 +1,16 @@
-"""Render every error as a Japanese page, or as `{"error": {"code", "message"}}` under /api/."""
+"""Render every error as a Japanese page, or as `{"error": {"code", "message"}}` under /api/.
+
+The exceptions themselves live in `judgeapp.errors`; this blueprint only renders them."""
 
 from __future__ import annotations
 
-from flask import current_app, jsonify, render_template, request
+from flask import Blueprint, current_app, jsonify, render_template, request
 from flask_wtf.csrf import CSRFError
 from werkzeug.exceptions import HTTPException
 
-from . import JudgeappError, bp
+from .errors import JudgeappError
+
+bp = Blueprint("errors", __name__)
 
 MESSAGES = {
     400: ("bad_request", "リクエストの内容が正しくありません。"),

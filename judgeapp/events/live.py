@@ -1,0 +1,213 @@
+"""Live updates for the head judge's desk: Server-Sent Events fed by PostgreSQL LISTEN/NOTIFY.
+
+A change (a record, a void, an appeal, a decision, a notice, the round) calls `announce(session, event_id,
+kind)` inside its write transaction:
+
+- on PostgreSQL it runs `pg_notify`, which the server delivers when (and only when) the transaction commits,
+  to every process that listens: each server process keeps one listening connection (a daemon thread) and
+  hands what arrives to its own open streams, so a desk served by one process sees a record made on another;
+- on SQLite (one process, the default installation) the announcement waits in the session until it commits
+  and is then handed to the streams of this process.
+
+The stream carries only "something changed" (the kind and the event); the desk then fetches its fragment
+again, so what it shows always comes from the database, never from the message. A stream ends after
+`STREAM_SECONDS` (the browser reconnects by itself), and a process holds at most `MAX_STREAMS` streams at
+once, so open desks cannot take every worker thread from the judges' pages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import queue
+import threading
+import time
+from collections.abc import Iterator
+
+from sqlalchemy import event as sa_event
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+
+log = logging.getLogger(__name__)
+
+KINDS = ("record", "void", "appeal", "decision", "notice", "ack", "round", "seats", "players")
+STREAM_SECONDS = 55  # then the browser reconnects (EventSource does it by itself)
+PING_SECONDS = 15  # a comment line keeps proxies from closing an idle stream
+MAX_STREAMS = 24  # per process; beyond it a desk falls back to reloading
+
+
+def channel_for(url: str) -> str:
+    """The NOTIFY channel: one per database and schema (tests run side by side in schemas of their own)."""
+    return "judgeapp_live_" + hashlib.sha1(url.encode()).hexdigest()[:12]
+
+
+class Hub:
+    """The streams open in this process, and (on PostgreSQL) the connection that listens for the others."""
+
+    def __init__(self, url: str, max_streams: int = MAX_STREAMS):
+        self.url = url
+        self.is_postgres = url.startswith("postgresql")
+        self.channel = channel_for(url)
+        self.max_streams = max_streams
+        self._lock = threading.Lock()
+        self._subs: dict[int, set[queue.Queue]] = {}
+        self._listener: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._listening = threading.Event()
+
+    # --- publishing -----------------------------------------------------------------------------------
+
+    def announce(self, session: Session, event_id: int, kind: str, **extra) -> None:
+        """Tell every desk of `event_id` that something of `kind` changed, once the transaction commits."""
+        payload = json.dumps({"event": event_id, "kind": kind, **extra}, ensure_ascii=False)
+        if self.is_postgres:
+            session.execute(text("SELECT pg_notify(:c, :p)"), {"c": self.channel, "p": payload})
+        else:
+            pending = session.info.setdefault("judgeapp.live", [])
+            if not pending:
+                sa_event.listen(session, "after_commit", self._after_commit, once=True)
+                sa_event.listen(session, "after_rollback", _forget, once=True)
+            pending.append(payload)
+
+    def _after_commit(self, session: Session) -> None:
+        for payload in session.info.pop("judgeapp.live", []):
+            self.dispatch(payload)
+
+    def dispatch(self, payload: str) -> None:
+        """Hand one announcement to this process's streams for its event."""
+        try:
+            event_id = int(json.loads(payload)["event"])
+        except (ValueError, KeyError, TypeError):
+            return
+        with self._lock:
+            targets = list(self._subs.get(event_id, ()))
+        for q in targets:
+            try:
+                q.put_nowait(payload)
+            except queue.Full:  # a stalled desk: it will reload its fragment on the next message anyway
+                pass
+
+    # --- listening (PostgreSQL) ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the listening thread (PostgreSQL only; idempotent). Waits until LISTEN is in place."""
+        if not self.is_postgres:
+            return
+        with self._lock:
+            if self._listener is None or not self._listener.is_alive():
+                self._listener = threading.Thread(target=self._listen, name="judgeapp-listen", daemon=True)
+                self._listener.start()
+        self._listening.wait(5)
+
+    def _conninfo(self) -> str:
+        return make_url(self.url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+    def _listen(self) -> None:
+        import psycopg
+
+        while not self._stop.is_set():
+            try:
+                with psycopg.connect(self._conninfo(), autocommit=True) as conn:
+                    conn.execute(f'LISTEN "{self.channel}"')
+                    self._listening.set()
+                    while not self._stop.is_set():
+                        for note in conn.notifies(timeout=1.0):
+                            self.dispatch(note.payload)
+            except Exception as exc:  # noqa: BLE001 — the server went away: reconnect, desks reload meanwhile
+                self._listening.clear()
+                log.warning("live: listening connection lost (%s); reconnecting", type(exc).__name__)
+                self.dispatch_all('{"kind": "reconnect"}')
+                time.sleep(1)
+
+    def dispatch_all(self, payload: str) -> None:
+        with self._lock:
+            targets = [q for qs in self._subs.values() for q in qs]
+        for q in targets:
+            try:
+                q.put_nowait(payload)
+            except queue.Full:
+                pass
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # --- streams ---------------------------------------------------------------------------------------
+
+    def open_streams(self) -> int:
+        with self._lock:
+            return sum(len(qs) for qs in self._subs.values())
+
+    def subscribe(self, event_id: int) -> queue.Queue | None:
+        """A queue of this event's announcements, or None when the process has no stream to spare."""
+        self.start()
+        q: queue.Queue = queue.Queue(maxsize=100)
+        with self._lock:
+            if sum(len(qs) for qs in self._subs.values()) >= self.max_streams:
+                return None
+            self._subs.setdefault(event_id, set()).add(q)
+        return q
+
+    def unsubscribe(self, event_id: int, q: queue.Queue) -> None:
+        with self._lock:
+            qs = self._subs.get(event_id)
+            if qs is not None:
+                qs.discard(q)
+                if not qs:
+                    del self._subs[event_id]
+
+    def stream(self, event_id: int, q: queue.Queue, seconds: float = STREAM_SECONDS) -> Iterator[str]:
+        """The text/event-stream body: a greeting (so headers go out at once), then one `change` event per
+        announcement, pings in between; it ends after `seconds`, and always unsubscribes."""
+        try:
+            yield "retry: 2000\nevent: hello\ndata: {}\n\n"
+            n = 0
+            deadline = time.monotonic() + seconds
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    payload = q.get(timeout=min(PING_SECONDS, left))
+                except queue.Empty:
+                    yield ": ping\n\n"
+                    continue
+                n += 1
+                yield f"id: {n}\nevent: change\ndata: {payload}\n\n"
+        finally:
+            self.unsubscribe(event_id, q)
+
+
+def announce(session: Session, event_id: int, kind: str, **extra) -> None:
+    """Tell the desks of the running app (after commit). Outside an app (a script) there are none."""
+    from flask import current_app, has_app_context
+
+    if has_app_context():
+        hub_for(current_app).announce(session, event_id, kind, **extra)
+
+
+def note_status(session: Session, event_id: int, actor, player_id: int, before: bool, after: bool, cause: str,
+                penalty_id: int | None):
+    """A notice for the head judge when a change (a record, a void, a decision) removes the player or brings
+    them back, written in the same transaction as the change. Returns the notice, or None (no change)."""
+    from .models import Notice
+
+    if before == after:
+        return None
+    n = Notice(event_id=event_id, player_id=player_id, change="removed" if after else "restored", cause=cause,
+               penalty_id=penalty_id, by_id=actor.id)
+    session.add(n)
+    session.flush()
+    announce(session, event_id, "notice", notice=n.id)
+    return n
+
+
+def _forget(session: Session) -> None:
+    session.info.pop("judgeapp.live", None)
+
+
+def hub_for(app) -> Hub:
+    """The app's hub (made once, with the app's database URL)."""
+    hub = app.extensions.get("judgeapp.live")
+    if hub is None:
+        hub = app.extensions["judgeapp.live"] = Hub(app.config["DATABASE_URL"],
+                                                     int(app.config.get("LIVE_MAX_STREAMS", MAX_STREAMS)))
+    return hub

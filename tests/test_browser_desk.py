@@ -1,0 +1,30 @@
+"""The head judge's desk in a real Chromium (390×844): a removal and an appeal appear without a reload."""
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+
+def test_the_desk_shows_a_removal_and_an_appeal_without_reload(app, phone, live_server):
+    from .test_events import add_player, add_staff, make_event, record
+
+    client = app.test_client()
+    org = make_event(client)
+    add_staff(org, "HJ", "head_judge")
+    fj = add_staff(org, "FJ", "floor_judge")
+    player = add_player(org)
+    eid = org.event_id
+    phone.goto(f"{live_server}/events/{eid}/signin")
+    phone.fill("input[name=name]", "HJ")
+    phone.fill("input[name=passcode]", "HJ-passcode-1")
+    phone.click("form.stack button[type=submit]")
+    phone.wait_for_url(f"**/events/{eid}")
+    phone.wait_for_selector("#desk-live[data-live=on]", state="attached", timeout=5000)  # the stream is open
+    phone.evaluate("window.__notReloaded = true")
+    first = record(fj, player, "W").get_json()["record"]["id"]
+    record(fj, player, "W")  # Lycee: the second 警告 removes the player
+    fj.post(f"/penalties/{first}/appeal", {"grounds": "見ていない"})
+    phone.wait_for_selector("text=トーナメントから除外になりました", timeout=2000)
+    phone.wait_for_selector("text=裁定を待つ上告（1）", timeout=2000)
+    assert phone.evaluate("window.__notReloaded") is True  # the same page: no reload
+    assert phone.evaluate("document.documentElement.scrollWidth") <= 390
