@@ -57,8 +57,12 @@ def may_give(staff: Staff, item) -> bool:
 
 def check_grant(staff: Staff, item) -> None:
     if not may_give(staff, item):
-        raise JudgeappError(f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
-                            "です。主催者の許可がありません。", 403, "not_granted")
+        raise JudgeappError(
+            f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
+            "です。主催者の許可がありません。",
+            403,
+            "not_granted",
+        )
 
 
 # --- what the pages ask ----------------------------------------------------------------------------------
@@ -91,5 +95,7 @@ def can_void(staff: Staff | None, view) -> bool:
     return can(staff, "void") and view.void is None and view.appeal is None
 
 
-TEMPLATE_HELPERS = {f.__name__: f for f in (can, can_record, can_export, can_manage_staff, can_appeal, can_decide,
-                                           can_void, may_give)}
+TEMPLATE_HELPERS = {
+    f.__name__: f
+    for f in (can, can_record, can_export, can_manage_staff, can_appeal, can_decide, can_void, may_give)
+}

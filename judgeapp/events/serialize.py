@@ -11,8 +11,25 @@ from .models import LEVELS, Event, Player, Staff
 
 JST = timezone(timedelta(hours=9), "JST")
 OUTCOME_LABELS = {"uphold": "維持", "change": "変更", "overturn": "取消"}
-CSV_COLUMNS = ["記録ID", "記録日時（日本時間）", "ラウンド", "選手番号", "選手名", "違反", "ペナルティ（記録時）", "現在の扱い",
-               "現在のペナルティ", "記録したジャッジ", "事実", "メモ", "根拠", "上告", "裁定", "裁定理由", "コーパス版"]
+CSV_COLUMNS = [
+    "記録ID",
+    "記録日時（日本時間）",
+    "ラウンド",
+    "選手番号",
+    "選手名",
+    "違反",
+    "ペナルティ（記録時）",
+    "現在の扱い",
+    "現在のペナルティ",
+    "記録したジャッジ",
+    "事実",
+    "メモ",
+    "根拠",
+    "上告",
+    "裁定",
+    "裁定理由",
+    "コーパス版",
+]
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -34,22 +51,48 @@ def record_json(v) -> dict:
     """One record as it stands now (a RecordView)."""
     p = v.penalty
     return {
-        "id": p.id, "player": {"id": p.player_id, "number": p.player.number, "name": p.player.name},
-        "seq": p.seq, "round": p.round, "infraction": p.infraction, "level": p.level, "penalty": p.level_label,
-        "effective_penalty": v.level_label if v.counts else None, "state": v.state,
-        "facts": p.facts, "notes": p.notes, "citations": p.citations, "corpus_version": p.corpus_version,
-        "answers": p.answers, "judge": {"id": p.judge_id, "name": p.judge.name}, "recorded_at": iso(p.created_at),
-        "void": {"reason": v.void.reason, "by": v.void.by_id, "at": iso(v.void.created_at)} if v.void else None,
-        "appeal": {"id": v.appeal.id, "grounds": v.appeal.grounds, "recorded_by": v.appeal.recorded_by_id,
-                   "at": iso(v.appeal.created_at)} if v.appeal else None,
-        "decision": {"outcome": v.decision.outcome, "penalty": v.decision.new_level_label,
-                     "reason": v.decision.reason, "by": v.decision.by_id,
-                     "at": iso(v.decision.created_at)} if v.decision else None,
+        "id": p.id,
+        "player": {"id": p.player_id, "number": p.player.number, "name": p.player.name},
+        "seq": p.seq,
+        "round": p.round,
+        "infraction": p.infraction,
+        "level": p.level,
+        "penalty": p.level_label,
+        "effective_penalty": v.level_label if v.counts else None,
+        "state": v.state,
+        "facts": p.facts,
+        "notes": p.notes,
+        "citations": p.citations,
+        "corpus_version": p.corpus_version,
+        "answers": p.answers,
+        "judge": {"id": p.judge_id, "name": p.judge.name},
+        "recorded_at": iso(p.created_at),
+        "void": {"reason": v.void.reason, "by": v.void.by_id, "at": iso(v.void.created_at)}
+        if v.void
+        else None,
+        "appeal": {
+            "id": v.appeal.id,
+            "grounds": v.appeal.grounds,
+            "recorded_by": v.appeal.recorded_by_id,
+            "at": iso(v.appeal.created_at),
+        }
+        if v.appeal
+        else None,
+        "decision": {
+            "outcome": v.decision.outcome,
+            "penalty": v.decision.new_level_label,
+            "reason": v.decision.reason,
+            "by": v.decision.by_id,
+            "at": iso(v.decision.created_at),
+        }
+        if v.decision
+        else None,
     }
 
 
 def csv_cell(value: object) -> object:
-    """A cell a spreadsheet shows as text: a leading = + - @ tab or CR gets an apostrophe (OWASP CSV injection)."""
+    """A cell a spreadsheet shows as text: a leading = + - @ tab or CR gets an apostrophe
+    (OWASP CSV injection)."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
     return value
@@ -62,25 +105,56 @@ def export_csv(views: list) -> bytes:
     w.writerow(CSV_COLUMNS)
     for v in views:
         p = v.penalty
-        w.writerow([csv_cell(x) for x in [
-            p.id, jst(p.created_at), p.round, p.player.number, p.player.name,
-            p.infraction or "", p.level_label, v.state_label, v.level_label if v.counts else "", p.judge.name,
-            p.facts, p.notes, " ".join(c["section"] for c in p.citations), v.appeal.grounds if v.appeal else "",
-            OUTCOME_LABELS.get(v.decision.outcome, "") if v.decision else "",
-            v.decision.reason if v.decision else "", p.corpus_version,
-        ]])
+        w.writerow(
+            [
+                csv_cell(x)
+                for x in [
+                    p.id,
+                    jst(p.created_at),
+                    p.round,
+                    p.player.number,
+                    p.player.name,
+                    p.infraction or "",
+                    p.level_label,
+                    v.state_label,
+                    v.level_label if v.counts else "",
+                    p.judge.name,
+                    p.facts,
+                    p.notes,
+                    " ".join(c["section"] for c in p.citations),
+                    v.appeal.grounds if v.appeal else "",
+                    OUTCOME_LABELS.get(v.decision.outcome, "") if v.decision else "",
+                    v.decision.reason if v.decision else "",
+                    p.corpus_version,
+                ]
+            ]
+        )
     return ("\ufeff" + buf.getvalue()).encode("utf-8")
 
 
 def event_json(ev: Event) -> dict:
-    return {"id": ev.id, "name": ev.name, "game": ev.game, "date": ev.held_on.isoformat(), "level": ev.level,
-            "level_label": LEVELS.get(ev.level, ev.level), "tier": ev.tier, "rounds": ev.rounds,
-            "url": f"/events/{ev.id}"}
+    return {
+        "id": ev.id,
+        "name": ev.name,
+        "game": ev.game,
+        "date": ev.held_on.isoformat(),
+        "level": ev.level,
+        "level_label": LEVELS.get(ev.level, ev.level),
+        "tier": ev.tier,
+        "rounds": ev.rounds,
+        "url": f"/events/{ev.id}",
+    }
 
 
 def staff_json(st: Staff) -> dict:
-    return {"id": st.id, "name": st.name, "role": st.role, "role_label": st.role_label, "grants": st.grants or [],
-            "active": st.active}
+    return {
+        "id": st.id,
+        "name": st.name,
+        "role": st.role,
+        "role_label": st.role_label,
+        "grants": st.grants or [],
+        "active": st.active,
+    }
 
 
 def standing_summary(rec) -> dict:
