@@ -49,10 +49,12 @@ def _threads(fn, per: int) -> tuple[float, list[float]]:
     return time.perf_counter() - t0, lat
 
 
-SCHEMA = ["CREATE TABLE players (id INTEGER PRIMARY KEY, penalty_count INTEGER NOT NULL DEFAULT 0)",
-          "CREATE TABLE penalties (id {serial} PRIMARY KEY, player_id INTEGER NOT NULL, seq INTEGER NOT NULL, "
-          "level TEXT NOT NULL, facts TEXT NOT NULL, UNIQUE (player_id, seq))",
-          "CREATE TABLE audit (id {serial} PRIMARY KEY, target TEXT NOT NULL, detail TEXT NOT NULL)"]
+SCHEMA = [
+    "CREATE TABLE players (id INTEGER PRIMARY KEY, penalty_count INTEGER NOT NULL DEFAULT 0)",
+    "CREATE TABLE penalties (id {serial} PRIMARY KEY, player_id INTEGER NOT NULL, seq INTEGER NOT NULL, "
+    "level TEXT NOT NULL, facts TEXT NOT NULL, UNIQUE (player_id, seq))",
+    "CREATE TABLE audit (id {serial} PRIMARY KEY, target TEXT NOT NULL, detail TEXT NOT NULL)",
+]
 
 
 def sqlite_baseline(path: Path, per: int) -> dict:
@@ -70,10 +72,14 @@ def sqlite_baseline(path: Path, per: int) -> dict:
             c.execute("PRAGMA busy_timeout=30000")
             return c
         c.execute("BEGIN IMMEDIATE")
-        seq = c.execute("UPDATE players SET penalty_count = penalty_count + 1 WHERE id = ? RETURNING penalty_count",
-                        (pid,)).fetchone()[0]
-        rid = c.execute("INSERT INTO penalties (player_id, seq, level, facts) VALUES (?, ?, 'caution', '同時記録')",
-                        (pid, seq)).lastrowid
+        seq = c.execute(
+            "UPDATE players SET penalty_count = penalty_count + 1 WHERE id = ? RETURNING penalty_count",
+            (pid,),
+        ).fetchone()[0]
+        rid = c.execute(
+            "INSERT INTO penalties (player_id, seq, level, facts) VALUES (?, ?, 'caution', '同時記録')",
+            (pid, seq),
+        ).lastrowid
         c.execute("INSERT INTO audit (target, detail) VALUES (?, '{}')", (f"penalty:{rid}",))
         c.execute("COMMIT")
 
@@ -98,10 +104,15 @@ def pg_baseline(url: str, per: int) -> dict:
             c = psycopg.connect(dsn, options="-csearch_path=rawbench")
             return c
         with c.transaction():
-            seq = c.execute("UPDATE players SET penalty_count = penalty_count + 1 WHERE id = %s "
-                            "RETURNING penalty_count", (pid,)).fetchone()[0]
-            rid = c.execute("INSERT INTO penalties (player_id, seq, level, facts) VALUES (%s, %s, 'caution', "
-                            "'同時記録') RETURNING id", (pid, seq)).fetchone()[0]
+            seq = c.execute(
+                "UPDATE players SET penalty_count = penalty_count + 1 WHERE id = %s RETURNING penalty_count",
+                (pid,),
+            ).fetchone()[0]
+            rid = c.execute(
+                "INSERT INTO penalties (player_id, seq, level, facts) VALUES (%s, %s, 'caution', "
+                "'同時記録') RETURNING id",
+                (pid, seq),
+            ).fetchone()[0]
             c.execute("INSERT INTO audit (target, detail) VALUES (%s, '{}')", (f"penalty:{rid}",))
 
     try:
@@ -113,18 +124,29 @@ def pg_baseline(url: str, per: int) -> dict:
 
 
 def _figures(wall: float, lat: list[float]) -> dict:
-    return {"records": len(lat), "rps": len(lat) / wall, "p50": load_bench.percentile(lat, 50),
-            "p99": load_bench.percentile(lat, 99)}
+    return {
+        "records": len(lat),
+        "rps": len(lat) / wall,
+        "p50": load_bench.percentile(lat, 50),
+        "p99": load_bench.percentile(lat, 99),
+    }
 
 
 def run(per: int = 40) -> list[str]:
     work = Path(tempfile.mkdtemp(prefix="judgeapp-rec-"))
     index_dir = work / "instance"
-    lines = [f"### Recording beside the raw driver ({THREADS} threads, {per} records each, {PLAYERS} players)", "",
-             "| database | raw records/s | raw p99 ms | app records/s (gunicorn) | app p50 ms | app p99 ms | "
-             "app / raw | failures | standings = sequential |", "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        f"### Recording beside the raw driver ({THREADS} threads, {per} records each, {PLAYERS} players)",
+        "",
+        "| database | raw records/s | raw p99 ms | app records/s (gunicorn) | app p50 ms | app p99 ms | "
+        "app / raw | failures | standings = sequential |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     try:
-        for name, url in (("SQLite (WAL)", f"sqlite:///{work / 'rec.db'}"), ("PostgreSQL", load_bench.postgres_url())):
+        for name, url in (
+            ("SQLite (WAL)", f"sqlite:///{work / 'rec.db'}"),
+            ("PostgreSQL", load_bench.postgres_url()),
+        ):
             if url is None:
                 lines.append(f"| {name} | not reachable | | | | | | | |")
                 continue
@@ -136,9 +158,11 @@ def run(per: int = 40) -> list[str]:
                 app = load_bench.recording(srv.port, judges=THREADS, per_judge=per, players=PLAYERS)
             finally:
                 srv.stop()
-            lines.append(f"| {name} | {raw['rps']:.0f} | {raw['p99']:.1f} | {app['rps']:.0f} | {app['p50']:.1f} | "
-                         f"{app['p99']:.1f} | {app['rps'] / raw['rps']:.0%} | {app['failures']} | "
-                         f"{'yes' if app['standings_equal'] else 'NO'} |")
+            lines.append(
+                f"| {name} | {raw['rps']:.0f} | {raw['p99']:.1f} | {app['rps']:.0f} | {app['p50']:.1f} | "
+                f"{app['p99']:.1f} | {app['rps'] / raw['rps']:.0%} | {app['failures']} | "
+                f"{'yes' if app['standings_equal'] else 'NO'} |"
+            )
             print(lines[-1], flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)

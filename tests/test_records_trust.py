@@ -40,9 +40,18 @@ def page_record(client, eid, player, facts="事実"):
     m = re.search(r'name="csrf_token" value="([^"]+)"', html)
     if m is None:
         return None
-    return client.post(f"/events/{eid}/record", data={
-        "csrf_token": m.group(1), "player": player, "round": 1, "level": "caution", "facts": facts,
-        "idempotency_key": f"k-{facts}", "action": "confirm"})
+    return client.post(
+        f"/events/{eid}/record",
+        data={
+            "csrf_token": m.group(1),
+            "player": player,
+            "round": 1,
+            "level": "caution",
+            "facts": facts,
+            "idempotency_key": f"k-{facts}",
+            "action": "confirm",
+        },
+    )
 
 
 def count_records(org: Api) -> int:
@@ -52,8 +61,13 @@ def count_records(org: Api) -> int:
 @pytest.fixture
 def ev(client):
     org = make_event(client)
-    return {"org": org, "hj": add_staff(org, "HJ", "head_judge"), "fj": add_staff(org, "FJ", "floor_judge"),
-            "player": add_player(org), "client": client}
+    return {
+        "org": org,
+        "hj": add_staff(org, "HJ", "head_judge"),
+        "fj": add_staff(org, "FJ", "floor_judge"),
+        "player": add_player(org),
+        "client": client,
+    }
 
 
 def fj_id(org: Api) -> int:
@@ -64,7 +78,7 @@ def fj_id(org: Api) -> int:
 
 
 def test_failure1_disabled_member_cookie_and_token_stop(ev):
-    org, client = ev["org"], ev["client"]
+    org = ev["org"]
     judge = ev["client"].application.test_client()
     assert page_sign_in(judge, org.event_id, "FJ", "FJ-passcode-1").status_code == 302
     assert page_record(judge, org.event_id, ev["player"], "前").status_code == 302
@@ -144,8 +158,10 @@ def test_failure3_void_and_decision_at_once_exactly_one_wins(ev, db_app, trial):
     rid = record(fj, ev["player"], "N").get_json()["record"]["id"]
     appeal = fj.post(f"/penalties/{rid}/appeal", {"grounds": "異議"}).get_json()["appeal"]["id"]
     a, b = (Api(db_app.test_client(), org.event_id, hj.token) for _ in range(2))
-    r1, r2 = _race(lambda: a.post(f"/penalties/{rid}/void", {"reason": "重複"}),
-                   lambda: b.post(f"/appeals/{appeal}/decision", {"outcome": "uphold", "reason": "維持"}))
+    r1, r2 = _race(
+        lambda: a.post(f"/penalties/{rid}/void", {"reason": "重複"}),
+        lambda: b.post(f"/appeals/{appeal}/decision", {"outcome": "uphold", "reason": "維持"}),
+    )
     codes = sorted([r1.status_code, r2.status_code])
     assert codes == [201, 409], codes
     loser = r1 if r1.status_code == 409 else r2
@@ -158,20 +174,35 @@ def test_failure3_void_and_decision_at_once_exactly_one_wins(ev, db_app, trial):
 def test_failure3_void_and_appeal_at_once_exactly_one_wins(ev, db_app, trial):
     org, hj, fj = ev["org"], ev["hj"], ev["fj"]
     rid = record(fj, ev["player"], "N").get_json()["record"]["id"]
-    a, b = Api(db_app.test_client(), org.event_id, hj.token), Api(db_app.test_client(), org.event_id, fj.token)
-    r1, r2 = _race(lambda: a.post(f"/penalties/{rid}/void", {"reason": "重複"}),
-                   lambda: b.post(f"/penalties/{rid}/appeal", {"grounds": "異議"}))
+    a, b = (
+        Api(db_app.test_client(), org.event_id, hj.token),
+        Api(db_app.test_client(), org.event_id, fj.token),
+    )
+    r1, r2 = _race(
+        lambda: a.post(f"/penalties/{rid}/void", {"reason": "重複"}),
+        lambda: b.post(f"/penalties/{rid}/appeal", {"grounds": "異議"}),
+    )
     assert sorted([r1.status_code, r2.status_code]) == [201, 409]
     final = org.get(f"/penalties/{rid}").get_json()
     assert (final["void"] is None) != (final["appeal"] is None)
 
 
-# --- 4. wrong types change nothing; 5. a reused Idempotency-Key with another body ----------------------------
+# --- 4. wrong types change nothing; 5. a reused Idempotency-Key with another body ------------------------
 
 
-@pytest.mark.parametrize("body", [{"active": []}, {"active": 1.5}, {"active": "tru"}, {"active": 0},
-                                  {"passcode": ["a", "a", "a"]}, {"passcode": 123456789012345},
-                                  {"role": ["head_judge"]}, {"nickname": "x"}])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"active": []},
+        {"active": 1.5},
+        {"active": "tru"},
+        {"active": 0},
+        {"passcode": ["a", "a", "a"]},
+        {"passcode": 123456789012345},
+        {"role": ["head_judge"]},
+        {"nickname": "x"},
+    ],
+)
 def test_failure4_wrong_types_answer_400_and_change_nothing(ev, body):
     org, fj = ev["org"], ev["fj"]
     resp = org.post(f"/staff/{fj_id(org)}", body, method="patch")
@@ -200,17 +231,27 @@ def test_failure5_reused_idempotency_key_with_other_body_is_422(ev):
 
 def test_failure6_csv_cells_are_neutralised(ev):
     org, fj, client = ev["org"], ev["fj"], ev["client"]
-    for i, facts in enumerate(["=HYPERLINK(\"http://x\")", "+1+1", "-2", "@SUM(A1)"]):
+    for i, facts in enumerate(['=HYPERLINK("http://x")', "+1+1", "-2", "@SUM(A1)"]):
         assert record(fj, ev["player"], "N", facts=facts, notes="@メモ" if i == 0 else "").status_code == 201
     page_sign_in(client, org.event_id, "主催者A", EVENT["passcode"])
     body = client.get(f"/events/{org.event_id}/export.csv").get_data().decode("utf-8-sig")
     rows = list(csv.DictReader(io.StringIO(body)))
-    assert [r["事実"] for r in rows] == ["'=HYPERLINK(\"http://x\")", "'+1+1", "'-2", "'@SUM(A1)"]
+    assert [r["事実"] for r in rows] == ['\'=HYPERLINK("http://x")', "'+1+1", "'-2", "'@SUM(A1)"]
     assert rows[0]["メモ"] == "'@メモ"
 
 
-@pytest.mark.parametrize("nxt", ["/%09/evil.example", "//evil.example", "/\\evil.example", "https://evil.example/",
-                                 "/\t/evil.example", "/\n/evil.example", "javascript:alert(1)"])
+@pytest.mark.parametrize(
+    "nxt",
+    [
+        "/%09/evil.example",
+        "//evil.example",
+        "/\\evil.example",
+        "https://evil.example/",
+        "/\t/evil.example",
+        "/\n/evil.example",
+        "javascript:alert(1)",
+    ],
+)
 def test_failure7_redirect_after_sign_in_stays_on_the_site(ev, nxt):
     from urllib.parse import unquote
 
@@ -224,8 +265,9 @@ def test_failure8_deep_json_and_nul_bytes_answer_400(ev):
     org = ev["org"]
     deep = "[" * 5000 + "]" * 5000
     for path in ["/penalties", "/players", "/staff"]:
-        resp = org.c.post(f"/api/events/{org.event_id}{path}", data=deep, content_type="application/json",
-                          headers=org._h())
+        resp = org.c.post(
+            f"/api/events/{org.event_id}{path}", data=deep, content_type="application/json", headers=org._h()
+        )
         assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_json", path
     resp = org.c.post("/api/events", data='{"a":' * 100 + "1" + "}" * 100, content_type="application/json")
     assert resp.status_code == 400
@@ -296,8 +338,9 @@ def test_join_link_signs_a_floor_judge_in_once(ev):
     page_sign_in(client, org.event_id, "主催者A", EVENT["passcode"])
     html = client.get(f"/events/{org.event_id}/staff").get_data(as_text=True)
     token = re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)
-    resp = client.post(f"/events/{org.event_id}/staff", data={"csrf_token": token, "action": "join",
-                                                               "role": "floor_judge"})
+    resp = client.post(
+        f"/events/{org.event_id}/staff", data={"csrf_token": token, "action": "join", "role": "floor_judge"}
+    )
     html = resp.get_data(as_text=True)
     assert resp.status_code == 200 and "<svg" in html  # the QR code
     url = re.search(r'value="(http://[^"]+/join/[^"]+)"', html).group(1)
@@ -316,23 +359,64 @@ def test_join_link_signs_a_floor_judge_in_once(ev):
 # --- the hostile run ---------------------------------------------------------------------------------------
 
 JSON_VALUES = st.recursive(
-    st.none() | st.booleans() | st.integers(-2**40, 2**40) | st.floats(allow_nan=False) | st.text(max_size=30)
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**40), 2**40)
+    | st.floats(allow_nan=False)
+    | st.text(max_size=30)
     | st.sampled_from(["\x00", "=1+1", "../", "' OR 1=1", "tru", "🙂", "\ud800"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
-    max_leaves=8)
-FIELDS = ["name", "passcode", "role", "active", "grants", "player", "round", "level", "facts", "notes",
-          "infraction", "answers", "reason", "grounds", "outcome", "number", "players", "game", "date", "tier",
-          "rounds", "organizer"]
+    max_leaves=8,
+)
+FIELDS = [
+    "name",
+    "passcode",
+    "role",
+    "active",
+    "grants",
+    "player",
+    "round",
+    "level",
+    "facts",
+    "notes",
+    "infraction",
+    "answers",
+    "reason",
+    "grounds",
+    "outcome",
+    "number",
+    "players",
+    "game",
+    "date",
+    "tier",
+    "rounds",
+    "organizer",
+]
 # Never valid: a body that is not an object, or one with at least one field of a type no schema takes.
-NEVER_VALID = (st.floats(allow_nan=False) | st.dictionaries(st.text(max_size=5), st.integers(), min_size=1)
-               | st.text(max_size=20).map(lambda s: s + "\x00") | st.lists(st.none(), min_size=1))
-BODIES = (st.tuples(st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES, max_size=5), st.sampled_from(FIELDS),
-                    NEVER_VALID).map(lambda t: {**t[0], t[1]: t[2]})
-          | JSON_VALUES.filter(lambda v: not isinstance(v, dict)))
-ENDPOINTS = [("post", "/penalties"), ("post", "/players"), ("post", "/staff"), ("patch", "/staff/{fj}"),
-             ("patch", ""), ("put", "/staff/{fj}/grants"), ("post", "/penalties/{rid}/void"),
-             ("post", "/penalties/{rid}/appeal"), ("post", "/appeals/999/decision"), ("post", "/token"),
-             ("post", "/join-links"), ("get", "/players?q={q}"), ("get", "/penalties?player={q}")]
+NEVER_VALID = (
+    st.floats(allow_nan=False)
+    | st.dictionaries(st.text(max_size=5), st.integers(), min_size=1)
+    | st.text(max_size=20).map(lambda s: s + "\x00")
+    | st.lists(st.none(), min_size=1)
+)
+BODIES = st.tuples(
+    st.dictionaries(st.sampled_from(FIELDS), JSON_VALUES, max_size=5), st.sampled_from(FIELDS), NEVER_VALID
+).map(lambda t: {**t[0], t[1]: t[2]}) | JSON_VALUES.filter(lambda v: not isinstance(v, dict))
+ENDPOINTS = [
+    ("post", "/penalties"),
+    ("post", "/players"),
+    ("post", "/staff"),
+    ("patch", "/staff/{fj}"),
+    ("patch", ""),
+    ("put", "/staff/{fj}/grants"),
+    ("post", "/penalties/{rid}/void"),
+    ("post", "/penalties/{rid}/appeal"),
+    ("post", "/appeals/999/decision"),
+    ("post", "/token"),
+    ("post", "/join-links"),
+    ("get", "/players?q={q}"),
+    ("get", "/penalties?player={q}"),
+]
 
 
 def snapshot(db) -> tuple:
@@ -340,11 +424,28 @@ def snapshot(db) -> tuple:
     from sqlalchemy import text
 
     with db.writing() as s:
-        counts = tuple(s.execute(text(f"SELECT count(*) FROM {t}")).scalar()
-                       for t in ("events", "staff", "players", "penalties", "voids", "appeals", "decisions",
-                                 "join_links"))
-        staff = [tuple(r) for r in s.execute(text(
-            "SELECT id, name, role, active, passcode_hash, grants, session_version, token_hash FROM staff ORDER BY id"))]
+        counts = tuple(
+            s.execute(text(f"SELECT count(*) FROM {t}")).scalar()
+            for t in (
+                "events",
+                "staff",
+                "players",
+                "penalties",
+                "voids",
+                "appeals",
+                "decisions",
+                "join_links",
+            )
+        )
+        staff = [
+            tuple(r)
+            for r in s.execute(
+                text(
+                    "SELECT id, name, role, active, passcode_hash, grants, session_version, token_hash "
+                    "FROM staff ORDER BY id"
+                )
+            )
+        ]
         events = [tuple(r) for r in s.execute(text("SELECT * FROM events ORDER BY id"))]
         return counts, staff, events
 
@@ -360,10 +461,15 @@ def test_hostile_generated_requests_give_no_5xx_and_change_nothing(ev, db_app):
 
     examples = int(os.environ.get("HOSTILE_EXAMPLES", "1500"))
 
-    @settings(max_examples=examples, deadline=None, database=None,
-              suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-    @given(who=st.sampled_from([org, hj, fj]), ep=st.sampled_from(ENDPOINTS), body=BODIES,
-           q=st.text(max_size=12))
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        database=None,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+    @given(
+        who=st.sampled_from([org, hj, fj]), ep=st.sampled_from(ENDPOINTS), body=BODIES, q=st.text(max_size=12)
+    )
     def hit(who, ep, body, q):
         method, path = ep
         path = path.format(q=q.replace("&", "").replace("#", "").replace("?", ""), **ids)
@@ -371,12 +477,17 @@ def test_hostile_generated_requests_give_no_5xx_and_change_nothing(ev, db_app):
         if method == "get":
             resp = who.c.get(url, headers=who._h())
         else:
-            resp = getattr(who.c, method)(url, data=json.dumps(body), content_type="application/json",
-                                          headers=who._h())
+            resp = getattr(who.c, method)(
+                url, data=json.dumps(body), content_type="application/json", headers=who._h()
+            )
         seen["n"] += 1
         assert resp.status_code < 500, (method, path, body, resp.get_data(as_text=True)[:200])
         assert resp.status_code in (400, 401, 403, 404, 405, 409, 410, 422, 429) or method == "get", (
-            method, path, body, resp.status_code)
+            method,
+            path,
+            body,
+            resp.status_code,
+        )
 
     hit()
     assert seen["n"] >= examples * 2 // 3

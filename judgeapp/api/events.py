@@ -19,7 +19,9 @@ from . import bp
 def _body(model: type[forms.Body]) -> dict:
     data = request.get_json(silent=True)
     if not isinstance(data, dict):
-        raise JudgeappError("JSON オブジェクトを送ってください（Content-Type: application/json）。", 400, "bad_json")
+        raise JudgeappError(
+            "JSON オブジェクトを送ってください（Content-Type: application/json）。", 400, "bad_json"
+        )
     return forms.parse(model, data)
 
 
@@ -40,10 +42,14 @@ def sign_in(event_id: int):
     """Sign in through the API: `{"name", "passcode"}` → a new token for that staff member (throttled)."""
     data = _body(forms.SignIn)
     staff_mod.get_event(current_db(), event_id)
-    staff, token = staff_mod.token_by_passcode(current_db(), event_id, data["name"], data["passcode"],
-                                               client_address())
-    return {"staff": serialize.staff_json(staff), "token": token,
-            "expires_in": int(staff_mod.TOKEN_LIFETIME.total_seconds())}, 201
+    staff, token = staff_mod.token_by_passcode(
+        current_db(), event_id, data["name"], data["passcode"], client_address()
+    )
+    return {
+        "staff": serialize.staff_json(staff),
+        "token": token,
+        "expires_in": int(staff_mod.TOKEN_LIFETIME.total_seconds()),
+    }, 201
 
 
 @bp.delete("/events/<int:event_id>/token")
@@ -64,7 +70,8 @@ def update_event(event_id: int):
 
 @bp.patch("/events/<int:event_id>/staff/<int:staff_id>")
 def update_staff(event_id: int, staff_id: int):
-    """Organizer: `{"passcode"}` resets a passcode, `{"role"}` changes the role, `{"active": false}` disables a
+    """Organizer: `{"passcode"}` resets a passcode, `{"role"}` changes the role, `{"active": false}`
+    disables a
     member; each ends the member's sessions and token."""
     actor = api_staff(event_id, "staff")
     return serialize.staff_json(staff_mod.set_staff(current_db(), actor, staff_id, _body(forms.StaffPatch)))
@@ -77,18 +84,21 @@ def event(event_id: int):
     ev, policy = _policy(event_id)
     everything = records.event_records(db, event_id)
     over = records.players_over_the_line(db, policy, event_id, everything)
-    return {**serialize.event_json(ev),
-            "staff": [serialize.staff_json(s) for s in staff_mod.list_staff(db, event_id)],
-            "appeals_pending": [serialize.record_json(v) for v in everything if v.state == "appealed"],
-            "players_over_the_line": [serialize.player_json(r.player, r) for r in over]}
+    return {
+        **serialize.event_json(ev),
+        "staff": [serialize.staff_json(s) for s in staff_mod.list_staff(db, event_id)],
+        "appeals_pending": [serialize.record_json(v) for v in everything if v.state == "appealed"],
+        "players_over_the_line": [serialize.player_json(r.player, r) for r in over],
+    }
 
 
 @bp.post("/events/<int:event_id>/staff")
 def add_staff(event_id: int):
     actor = api_staff(event_id, "staff")
     ev = staff_mod.get_event(current_db(), event_id)
-    st = staff_mod.add_staff(current_db(), actor, _body(forms.StaffIn),
-                             staff_mod.grants_of(current_library().policies, ev))
+    st = staff_mod.add_staff(
+        current_db(), actor, _body(forms.StaffIn), staff_mod.grants_of(current_library().policies, ev)
+    )
     return serialize.staff_json(st), 201
 
 
@@ -96,16 +106,23 @@ def add_staff(event_id: int):
 def set_grants(event_id: int, staff_id: int):
     actor = api_staff(event_id, "staff")
     ev = staff_mod.get_event(current_db(), event_id)
-    st = staff_mod.set_grants(current_db(), actor, staff_id, _body(forms.Grants)["grants"],
-                              staff_mod.grants_of(current_library().policies, ev))
+    st = staff_mod.set_grants(
+        current_db(),
+        actor,
+        staff_id,
+        _body(forms.Grants)["grants"],
+        staff_mod.grants_of(current_library().policies, ev),
+    )
     return serialize.staff_json(st)
 
 
 @bp.post("/events/<int:event_id>/staff/<int:staff_id>/token")
 def token(event_id: int, staff_id: int):
     actor = api_staff(event_id)
-    return {"token": staff_mod.issue_token(current_db(), actor, staff_id),
-            "expires_in": int(staff_mod.TOKEN_LIFETIME.total_seconds())}, 201
+    return {
+        "token": staff_mod.issue_token(current_db(), actor, staff_id),
+        "expires_in": int(staff_mod.TOKEN_LIFETIME.total_seconds()),
+    }, 201
 
 
 @bp.post("/events/<int:event_id>/join-links")
@@ -115,8 +132,11 @@ def join_link(event_id: int):
 
     actor = api_staff(event_id, "staff")
     link, secret = staff_mod.create_join_link(current_db(), actor, _body(forms.JoinLinkIn)["role"])
-    return {"url": url_for("events.join", event_id=event_id, secret=secret, _external=True), "role": link.role,
-            "expires_at": serialize.iso(link.expires_at)}, 201
+    return {
+        "url": url_for("events.join", event_id=event_id, secret=secret, _external=True),
+        "role": link.role,
+        "expires_at": serialize.iso(link.expires_at),
+    }, 201
 
 
 @bp.get("/events/<int:event_id>/players")
@@ -157,8 +177,14 @@ def penalties(event_id: int):
             raise JudgeappError(f"{name} は 1 以上の数字で指定してください。", 400, "bad_filter")
         return parse_id(v) if v else None
 
-    views = records.event_records(current_db(), event_id, player=num("player"), round_=num("round"),
-                                  judge=num("judge"), level=request.args.get("level") or None)
+    views = records.event_records(
+        current_db(),
+        event_id,
+        player=num("player"),
+        round_=num("round"),
+        judge=num("judge"),
+        level=request.args.get("level") or None,
+    )
     return {"results": [serialize.record_json(v) for v in views]}
 
 
@@ -174,9 +200,16 @@ def record(event_id: int):
     lib = current_library()
     new = records.record_penalty(current_db(), lib.policies, actor, data, lib.policies.version)
     standing = serialize.standing_summary(new.player)
-    standing["steps"] = standing["steps"][-1:]  # the step this record made; the whole history is at …/players/<id>
-    player = {"id": new.player.player.id, "number": new.player.player.number, "name": new.player.player.name,
-              "standing": standing, "removed": new.player.removed}
+    standing["steps"] = standing["steps"][
+        -1:
+    ]  # the step this record made; the whole history is at …/players/<id>
+    player = {
+        "id": new.player.player.id,
+        "number": new.player.player.number,
+        "name": new.player.player.name,
+        "standing": standing,
+        "removed": new.player.removed,
+    }
     return {"record": serialize.record_json(new.view), "player": player}, (201 if new.created else 200)
 
 
@@ -209,7 +242,9 @@ def appeals(event_id: int):
 @bp.post("/events/<int:event_id>/appeals/<int:appeal_id>/decision")
 def decide(event_id: int, appeal_id: int):
     actor = api_staff(event_id, "decide")
-    d = records.decide_appeal(current_db(), current_library().policies, actor, appeal_id, _body(forms.DecisionIn))
+    d = records.decide_appeal(
+        current_db(), current_library().policies, actor, appeal_id, _body(forms.DecisionIn)
+    )
     with current_db().reader() as s:
         from ..events.models import Appeal
 
@@ -220,9 +255,19 @@ def decide(event_id: int, appeal_id: int):
 @bp.get("/events/<int:event_id>/audit")
 def audit(event_id: int):
     api_staff(event_id, "export")
-    return {"results": [{"id": e.id, "at": serialize.iso(e.created_at), "staff": e.staff.name if e.staff else None,
-                         "action": e.action, "target": e.target, "detail": e.detail}
-                        for e in audit_log(current_db(), event_id)]}
+    return {
+        "results": [
+            {
+                "id": e.id,
+                "at": serialize.iso(e.created_at),
+                "staff": e.staff.name if e.staff else None,
+                "action": e.action,
+                "target": e.target,
+                "detail": e.detail,
+            }
+            for e in audit_log(current_db(), event_id)
+        ]
+    }
 
 
 @bp.get("/events/<int:event_id>/export.json")

@@ -11,15 +11,28 @@ from .models import AuditEntry, Staff
 
 def audit(s: Session, event_id: int, staff: Staff | None, action: str, target: str, **detail) -> None:
     """Add an entry to the write transaction `s` (it commits or rolls back with the change)."""
-    s.add(AuditEntry(event_id=event_id, staff_id=staff.id if staff else None, action=action, target=target,
-                     detail=detail))
+    s.add(
+        AuditEntry(
+            event_id=event_id,
+            staff_id=staff.id if staff else None,
+            action=action,
+            target=target,
+            detail=detail,
+        )
+    )
 
 
 def audit_log(db: Database, event_id: int, limit: int = 500) -> list[AuditEntry]:
     """The newest entries first, with who did each."""
     with db.reader() as s:
-        entries = list(s.scalars(select(AuditEntry).where(AuditEntry.event_id == event_id)
-                                 .order_by(AuditEntry.id.desc()).limit(limit)))
+        entries = list(
+            s.scalars(
+                select(AuditEntry)
+                .where(AuditEntry.event_id == event_id)
+                .order_by(AuditEntry.id.desc())
+                .limit(limit)
+            )
+        )
         for e in entries:
             _ = e.staff
         return entries

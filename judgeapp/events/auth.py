@@ -1,4 +1,5 @@
-"""Who is asking, for the web layer: the session cookie (pages) or `Authorization: Bearer` (API), both answered
+"""Who is asking, for the web layer: the session cookie (pages) or `Authorization: Bearer` (API), both
+answered
 by the one acting-staff check in `staff` (active, session version or token still good). Also the request's
 database unit, the client address and same-site redirects."""
 
@@ -33,8 +34,11 @@ def current_staff() -> Staff | None:
     if auth.startswith("Bearer "):
         staff = staff_mod.acting_staff_by_token(current_db(), auth[7:].strip())
         if staff is None:
-            raise JudgeappError("API トークンが正しくないか、期限が切れたか、取り消されました。サインインし直してください。",
-                                401, "bad_token")
+            raise JudgeappError(
+                "API トークンが正しくないか、期限が切れたか、取り消されました。サインインし直してください。",
+                401,
+                "bad_token",
+            )
     elif request.path.startswith("/api/"):
         staff = None  # the API is not authenticated by the browser's cookie
     elif session.get("staff"):

@@ -16,11 +16,29 @@ from ..errors import JudgeappError
 from .parsing import bad_chars
 
 LABELS = {
-    "name": "名前", "game": "ゲーム", "date": "開催日", "level": "レベル", "tier": "階層レベル", "rounds": "ラウンド数",
-    "organizer": "主催者の名前", "passcode": "パスコード", "role": "役割", "grants": "権限", "active": "active",
-    "number": "選手番号", "players": "players", "player": "選手", "round": "ラウンド", "facts": "事実",
-    "notes": "メモ", "infraction": "違反", "answers": "answers", "idempotency_key": "Idempotency-Key",
-    "reason": "理由", "grounds": "上告の理由", "outcome": "裁定",
+    "name": "名前",
+    "game": "ゲーム",
+    "date": "開催日",
+    "level": "レベル",
+    "tier": "階層レベル",
+    "rounds": "ラウンド数",
+    "organizer": "主催者の名前",
+    "passcode": "パスコード",
+    "role": "役割",
+    "grants": "権限",
+    "active": "active",
+    "number": "選手番号",
+    "players": "players",
+    "player": "選手",
+    "round": "ラウンド",
+    "facts": "事実",
+    "notes": "メモ",
+    "infraction": "違反",
+    "answers": "answers",
+    "idempotency_key": "Idempotency-Key",
+    "reason": "理由",
+    "grounds": "上告の理由",
+    "outcome": "裁定",
 }
 
 Text = Annotated[StrictStr, Field(max_length=4000)]
@@ -139,8 +157,11 @@ def _message(err: dict) -> str:
 def _check_chars(value: Any, field: str = "") -> None:
     if isinstance(value, str):
         if bad_chars(value, multiline=field in MULTILINE):
-            raise JudgeappError(f"{LABELS.get(field, field or '入力')}に使えない文字（制御文字）が含まれています。", 400,
-                                "bad_char")
+            raise JudgeappError(
+                f"{LABELS.get(field, field or '入力')}に使えない文字（制御文字）が含まれています。",
+                400,
+                "bad_char",
+            )
     elif isinstance(value, dict):
         for k, v in value.items():
             _check_chars(k, field)
@@ -153,7 +174,9 @@ def _check_chars(value: Any, field: str = "") -> None:
 def parse(model: type[Body], data: object) -> dict:
     """`data` checked against `model`; the fields that were sent, as a dict for the domain functions."""
     if not isinstance(data, dict):
-        raise JudgeappError("JSON オブジェクトを送ってください（Content-Type: application/json）。", 400, "bad_json")
+        raise JudgeappError(
+            "JSON オブジェクトを送ってください（Content-Type: application/json）。", 400, "bad_json"
+        )
     _check_chars(data)
     try:
         parsed = model.model_validate(data)

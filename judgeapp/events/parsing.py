@@ -35,8 +35,11 @@ def bad_chars(text: str, multiline: bool = False) -> bool:
 
 def refuse_bad_chars(text: str, what: str, multiline: bool = False) -> None:
     if bad_chars(text, multiline):
-        raise JudgeappError(f"{what}に使えない文字（制御文字）が含まれています。消してからもう一度送ってください。", 400,
-                            "bad_char")
+        raise JudgeappError(
+            f"{what}に使えない文字（制御文字）が含まれています。消してからもう一度送ってください。",
+            400,
+            "bad_char",
+        )
 
 
 def clean_text(value: object, what: str, max_len: int, required: bool = True, multiline: bool = False) -> str:
@@ -92,5 +95,7 @@ def parse_passcode(value: object, role: str) -> str:
         raise JudgeappError("パスコードは文字で入力してください。", 400, "bad_type")
     refuse_bad_chars(value, "パスコード")
     if len(value) < need or len(value) > MAX_PASSCODE:
-        raise JudgeappError(f"パスコードは {need} 文字以上（{MAX_PASSCODE} 文字まで）にしてください。", 400, "weak_passcode")
+        raise JudgeappError(
+            f"パスコードは {need} 文字以上（{MAX_PASSCODE} 文字まで）にしてください。", 400, "weak_passcode"
+        )
     return value

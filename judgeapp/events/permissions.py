@@ -63,8 +63,12 @@ def may_give(staff: Staff, item) -> bool:
 
 def check_grant(staff: Staff, item) -> None:
     if not may_give(staff, item):
-        raise JudgeappError(f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
-                            "です。主催者の許可がありません。", 403, "not_granted")
+        raise JudgeappError(
+            f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
+            "です。主催者の許可がありません。",
+            403,
+            "not_granted",
+        )
 
 
 # --- what the pages ask ----------------------------------------------------------------------------------

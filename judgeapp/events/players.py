@@ -42,7 +42,9 @@ def parse_player_list(text: str) -> list[tuple[str, str]]:
         if i == 1 and parts and parts[0] in ("番号", "選手番号", "number", "No", "No."):
             continue
         if len(parts) < 2:
-            raise JudgeappError(f"{i} 行目「{line[:40]}」: 「番号,名前」の形で書いてください。", 400, "bad_list")
+            raise JudgeappError(
+                f"{i} 行目「{line[:40]}」: 「番号,名前」の形で書いてください。", 400, "bad_list"
+            )
         rows.append((parts[0], parts[1]))
     if not rows:
         raise JudgeappError("選手がいません。1 行に「番号,名前」で書いてください。", 400, "bad_list")
@@ -69,16 +71,28 @@ def import_players(db: Database, actor: Staff, rows: list[tuple[object, object]]
         clean.append((num, nm))
 
     def do(s: Session):
-        taken = set(s.scalars(select(Player.number).where(Player.event_id == actor.event_id,
-                                                            Player.number.in_([n for n, _ in clean]))))
+        taken = set(
+            s.scalars(
+                select(Player.number).where(
+                    Player.event_id == actor.event_id, Player.number.in_([n for n, _ in clean])
+                )
+            )
+        )
         if taken:
-            raise JudgeappError(f"選手番号 {'、'.join(sorted(taken)[:5])} はすでに登録されています。", 409,
-                                "duplicate_player")
+            raise JudgeappError(
+                f"選手番号 {'、'.join(sorted(taken)[:5])} はすでに登録されています。", 409, "duplicate_player"
+            )
         players = [Player(event_id=actor.event_id, number=n, name=nm) for n, nm in clean]
         s.add_all(players)
         s.flush()
-        audit(s, actor.event_id, actor, "player.add", f"players:{len(players)}",
-              players=[{"id": p.id, "number": p.number, "name": p.name} for p in players])
+        audit(
+            s,
+            actor.event_id,
+            actor,
+            "player.add",
+            f"players:{len(players)}",
+            players=[{"id": p.id, "number": p.number, "name": p.name} for p in players],
+        )
         return players
 
     try:
@@ -88,7 +102,8 @@ def import_players(db: Database, actor: Staff, rows: list[tuple[object, object]]
 
 
 def find_players(db: Database, event_id: int, q: object = "", limit: int = 200) -> list[Player]:
-    """Players whose number is (or starts with) `q`, or whose name holds it; a control character is refused."""
+    """Players whose number is (or starts with) `q`, or whose name holds it; control
+    characters are refused."""
     if not isinstance(q, str):
         q = ""
     q = unicodedata.normalize("NFKC", q).strip()[:80]
@@ -97,8 +112,13 @@ def find_players(db: Database, event_id: int, q: object = "", limit: int = 200) 
         stmt = select(Player).where(Player.event_id == event_id)
         if q:
             like = q.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-            stmt = stmt.where(or_(Player.number == q, Player.number.like(f"{like}%", escape="\\"),
-                                  Player.name.like(f"%{like}%", escape="\\")))
+            stmt = stmt.where(
+                or_(
+                    Player.number == q,
+                    Player.number.like(f"{like}%", escape="\\"),
+                    Player.name.like(f"%{like}%", escape="\\"),
+                )
+            )
         return list(s.scalars(stmt.order_by(Player.number).limit(limit)))
 
 

@@ -4,9 +4,10 @@ Records are never changed or deleted: a void, an appeal and its decision are new
 is computed from the rows by the policy's standing engine (judgeapp.policy.standing).
 
 Every change reads the state it depends on inside the write transaction that makes the change, holding the
-record: the player's row (recording) or the penalty's row (void, appeal, decision) is locked with FOR UPDATE on
-PostgreSQL, and on SQLite the transaction began with BEGIN IMMEDIATE. Two conflicting requests are therefore
-taken one after the other, and the second is refused with 409 and a Japanese message: a decision stays final.
+record: the player's row (recording) or the penalty's row (void, appeal, decision) is locked with FOR UPDATE
+on PostgreSQL, and on SQLite the transaction began with BEGIN IMMEDIATE. Two conflicting requests are
+therefore taken one after the other, and the second is refused with 409 and a Japanese message: a decision
+stays final.
 """
 
 from __future__ import annotations
@@ -98,8 +99,9 @@ class RecordView:
 
     def _effective(self) -> str | None:
         d = self.decision
-        return effective_level(self.penalty.level, self.void is not None, d.outcome if d else None,
-                               d.new_level if d else None)
+        return effective_level(
+            self.penalty.level, self.void is not None, d.outcome if d else None, d.new_level if d else None
+        )
 
     @property
     def level(self) -> str:
@@ -116,8 +118,13 @@ class RecordView:
 
     @property
     def state_label(self) -> str:
-        return {"void": "無効", "overturned": "上告で取消", "changed": "上告で変更", "appealed": "上告中",
-                "active": "有効"}[self.state]
+        return {
+            "void": "無効",
+            "overturned": "上告で取消",
+            "changed": "上告で変更",
+            "appealed": "上告中",
+            "active": "有効",
+        }[self.state]
 
 
 @dataclass
@@ -140,13 +147,22 @@ def _views(s: Session, penalties: list[Penalty]) -> list[RecordView]:
         return []
     voids = {v.penalty_id: v for v in s.scalars(select(Void).where(Void.penalty_id.in_(ids)))}
     appeals = {a.penalty_id: a for a in s.scalars(select(Appeal).where(Appeal.penalty_id.in_(ids)))}
-    decisions = {d.appeal_id: d for d in s.scalars(select(Decision).where(
-        Decision.appeal_id.in_([a.id for a in appeals.values()])))} if appeals else {}
+    decisions = (
+        {
+            d.appeal_id: d
+            for d in s.scalars(
+                select(Decision).where(Decision.appeal_id.in_([a.id for a in appeals.values()]))
+            )
+        }
+        if appeals
+        else {}
+    )
     out = []
     for p in penalties:
         a = appeals.get(p.id)
-        out.append(RecordView(penalty=p, void=voids.get(p.id), appeal=a,
-                              decision=decisions.get(a.id) if a else None))
+        out.append(
+            RecordView(penalty=p, void=voids.get(p.id), appeal=a, decision=decisions.get(a.id) if a else None)
+        )
     return out
 
 
@@ -157,18 +173,24 @@ def counting_levels(s: Session, player_id: int) -> list[str]:
         .outerjoin(Void, Void.penalty_id == Penalty.id)
         .outerjoin(Appeal, Appeal.penalty_id == Penalty.id)
         .outerjoin(Decision, Decision.appeal_id == Appeal.id)
-        .where(Penalty.player_id == player_id).order_by(Penalty.seq))
+        .where(Penalty.player_id == player_id)
+        .order_by(Penalty.seq)
+    )
     return [lv for lv in (effective_level(a, b is not None, c, d) for a, b, c, d in rows) if lv is not None]
 
 
 def _record_of(player: Player, views: list[RecordView], st: Standing) -> PlayerRecord:
-    return PlayerRecord(player=player, records=views, standing=st, upgrades=st.steps[-1].upgrades if st.steps else [])
+    return PlayerRecord(
+        player=player, records=views, standing=st, upgrades=st.steps[-1].upgrades if st.steps else []
+    )
 
 
 def player_record(db: Database, policy: Policy, player: Player) -> PlayerRecord:
     """Every record of the player as it stands now, and the standing."""
     with db.reader() as s:
-        penalties = list(s.scalars(select(Penalty).where(Penalty.player_id == player.id).order_by(Penalty.seq)))
+        penalties = list(
+            s.scalars(select(Penalty).where(Penalty.player_id == player.id).order_by(Penalty.seq))
+        )
         views = _views(s, penalties)
     return _record_of(player, views, standing(policy, [v.level for v in views if v.counts]))
 
@@ -198,17 +220,25 @@ def resolve_level(policy: Policy, level: object):
 
 @dataclass
 class NewRecord:
-    """What recording answers: the record, and the player's standing after it (without the earlier records)."""
+    """What recording answers: the record, and the player's standing after it (not the earlier
+    records)."""
 
     view: RecordView
     player: PlayerRecord
     created: bool = True
 
 
-def _same_request(p: Penalty, player_id: int, rnd: int, level: str, infraction: str | None, facts: str,
-                  notes: str) -> bool:
+def _same_request(
+    p: Penalty, player_id: int, rnd: int, level: str, infraction: str | None, facts: str, notes: str
+) -> bool:
     return (p.player_id, p.round, p.level, p.infraction, p.facts, p.notes) == (
-        player_id, rnd, level, infraction, facts, notes)
+        player_id,
+        rnd,
+        level,
+        infraction,
+        facts,
+        notes,
+    )
 
 
 def parse_record_form(policy: Policy, ev: Event, form: dict) -> dict:
@@ -228,9 +258,14 @@ def parse_record_form(policy: Policy, ev: Event, form: dict) -> dict:
     else:
         citations = [{"section": c.section, "quote": c.quote} for c in getattr(item, "citations", [])]
     answers = form.get("answers") or {}
-    if not isinstance(answers, dict) or len(answers) > 20 or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in answers.items()):
-        raise JudgeappError("answers は {\"質問\": \"答え\"} の形（20 件まで）で送ってください。", 400, "bad_answers")
+    if (
+        not isinstance(answers, dict)
+        or len(answers) > 20
+        or not all(isinstance(k, str) and isinstance(v, str) for k, v in answers.items())
+    ):
+        raise JudgeappError(
+            'answers は {"質問": "答え"} の形（20 件まで）で送ってください。', 400, "bad_answers"
+        )
     answers = {clean_text(k, "answers", 60): clean_text(v, "answers", 60) for k, v in answers.items()}
     key = form.get("idempotency_key")
     key = clean_text(key, "Idempotency-Key", 80) if key not in (None, "") else None
@@ -244,8 +279,14 @@ def parse_record_form(policy: Policy, ev: Event, form: dict) -> dict:
             "citations": citations, "answers": answers, "key": key, "ruling": ruling}
 
 
-def record_penalty(db: Database, policies: Policies, actor: Staff, form: dict, corpus_version: str,
-                   event: Event | None = None) -> NewRecord:
+def record_penalty(
+    db: Database,
+    policies: Policies,
+    actor: Staff,
+    form: dict,
+    corpus_version: str,
+    event: Event | None = None,
+) -> NewRecord:
     """Record one penalty in one write transaction: lock the player and bump their record count, read the
     levels their records count with, insert the record and its audit entry. A repeated Idempotency-Key with
     the same fields answers the earlier record; with other fields, 422 and nothing written."""
@@ -264,11 +305,19 @@ def record_penalty(db: Database, policies: Policies, actor: Staff, form: dict, c
         if pl is None or pl.event_id != ev.id:
             raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
         if f["key"]:
-            done = s.scalar(select(Penalty).where(Penalty.judge_id == actor.id, Penalty.idempotency_key == f["key"]))
+            done = s.scalar(
+                select(Penalty).where(Penalty.judge_id == actor.id, Penalty.idempotency_key == f["key"])
+            )
             if done is not None:
-                if not _same_request(done, pl.id, f["round"], item.id, f["infraction"], f["facts"], f["notes"]):
-                    raise JudgeappError("この Idempotency-Key は別の内容の記録にすでに使われています。"
-                                        "新しい記録には新しいキーを使ってください。", 422, "idempotency_mismatch")
+                if not _same_request(
+                    done, pl.id, f["round"], item.id, f["infraction"], f["facts"], f["notes"]
+                ):
+                    raise JudgeappError(
+                        "この Idempotency-Key は別の内容の記録にすでに使われています。"
+                        "新しい記録には新しいキーを使ってください。",
+                        422,
+                        "idempotency_mismatch",
+                    )
                 view = _views(s, [done])[0]
                 levels = counting_levels(s, pl.id)
                 return NewRecord(view, _record_of(pl, [], standing(policy, levels)), created=False)
@@ -348,11 +397,15 @@ def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) 
         if view.void is not None:
             raise ConflictError("この記録はすでに無効です。", code="already_void")
         if view.decision is not None:
-            raise ConflictError("上告が裁定された記録です。ヘッドジャッジの裁定は最終決定なので、無効にはできません。",
-                                code="decided")
+            raise ConflictError(
+                "上告が裁定された記録です。ヘッドジャッジの裁定は最終決定なので、無効にはできません。",
+                code="decided",
+            )
         if view.appeal is not None:
-            raise ConflictError("上告中の記録です。無効にするのではなく、上告を裁定してください（取消も選べます）。",
-                                code="appealed")
+            raise ConflictError(
+                "上告中の記録です。無効にするのではなく、上告を裁定してください（取消も選べます）。",
+                code="appealed",
+            )
         v = Void(penalty_id=pid, reason=why, by_id=actor.id)
         s.add(v)
         s.flush()
@@ -367,7 +420,8 @@ def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) 
 
 
 def file_appeal(db: Database, actor: Staff, penalty_id: object, grounds: object) -> Appeal:
-    """A player's appeal of a floor judge's ruling, as a judge records it. One per ruling; not of a void one."""
+    """A player's appeal of a floor judge's ruling, as a judge records it. One per ruling; not of a
+    void one."""
     require(actor, "appeal")
     pid = parse_id(penalty_id)
     text = clean_text(grounds, "上告の理由", 1000, multiline=True)
@@ -377,8 +431,11 @@ def file_appeal(db: Database, actor: Staff, penalty_id: object, grounds: object)
         if view.void is not None:
             raise ConflictError("無効になった記録には上告できません。", code="record_void")
         if view.appeal is not None:
-            raise ConflictError("この裁定にはすでに上告があります。ヘッドジャッジの裁定は最終決定で、"
-                                "再度の上告はできません。", code="already_appealed")
+            raise ConflictError(
+                "この裁定にはすでに上告があります。ヘッドジャッジの裁定は最終決定で、"
+                "再度の上告はできません。",
+                code="already_appealed",
+            )
         a = Appeal(event_id=actor.event_id, penalty_id=pid, grounds=text, recorded_by_id=actor.id)
         s.add(a)
         s.flush()
@@ -446,8 +503,14 @@ def decide_record(db: Database, policies: Policies, actor: Staff, penalty_id: ob
 # --- the event's view -----------------------------------------------------------------------------------
 
 
-def event_records(db: Database, event_id: int, player: int | None = None, round_: int | None = None,
-                  judge: int | None = None, level: str | None = None) -> list[RecordView]:
+def event_records(
+    db: Database,
+    event_id: int,
+    player: int | None = None,
+    round_: int | None = None,
+    judge: int | None = None,
+    level: str | None = None,
+) -> list[RecordView]:
     """The event's records, filtered; `level` is the level as it stands now (after an appeal's change)."""
     with db.reader() as s:
         stmt = select(Penalty).where(Penalty.event_id == event_id)
@@ -467,8 +530,9 @@ def pending_appeals(db: Database, event_id: int) -> list[RecordView]:
     return [v for v in event_records(db, event_id) if v.state == "appealed"]
 
 
-def players_over_the_line(db: Database, policy: Policy, event_id: int,
-                          views: list[RecordView] | None = None) -> list[PlayerRecord]:
+def players_over_the_line(
+    db: Database, policy: Policy, event_id: int, views: list[RecordView] | None = None
+) -> list[PlayerRecord]:
     """Players removed by the rules, or with an upgrade the judge may decide."""
     out = []
     by_player: dict[int, list[RecordView]] = {}

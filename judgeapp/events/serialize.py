@@ -32,36 +32,76 @@ def record_json(v) -> dict:
     """One record as it stands now (a RecordView)."""
     p = v.penalty
     return {
-        "id": p.id, "player": {"id": p.player_id, "number": p.player.number, "name": p.player.name},
-        "seq": p.seq, "round": p.round, "infraction": p.infraction, "level": p.level, "penalty": p.level_label,
-        "effective_penalty": v.level_label if v.counts else None, "state": v.state,
-        "facts": p.facts, "notes": p.notes, "citations": p.citations, "corpus_version": p.corpus_version,
-        "answers": p.answers, "judge": {"id": p.judge_id, "name": p.judge.name}, "recorded_at": iso(p.created_at),
-        "void": {"reason": v.void.reason, "by": v.void.by_id, "at": iso(v.void.created_at)} if v.void else None,
-        "appeal": {"id": v.appeal.id, "grounds": v.appeal.grounds, "recorded_by": v.appeal.recorded_by_id,
-                   "at": iso(v.appeal.created_at)} if v.appeal else None,
-        "decision": {"outcome": v.decision.outcome, "penalty": v.decision.new_level_label,
-                     "reason": v.decision.reason, "by": v.decision.by_id,
-                     "at": iso(v.decision.created_at)} if v.decision else None,
+        "id": p.id,
+        "player": {"id": p.player_id, "number": p.player.number, "name": p.player.name},
+        "seq": p.seq,
+        "round": p.round,
+        "infraction": p.infraction,
+        "level": p.level,
+        "penalty": p.level_label,
+        "effective_penalty": v.level_label if v.counts else None,
+        "state": v.state,
+        "facts": p.facts,
+        "notes": p.notes,
+        "citations": p.citations,
+        "corpus_version": p.corpus_version,
+        "answers": p.answers,
+        "judge": {"id": p.judge_id, "name": p.judge.name},
+        "recorded_at": iso(p.created_at),
+        "void": {"reason": v.void.reason, "by": v.void.by_id, "at": iso(v.void.created_at)}
+        if v.void
+        else None,
+        "appeal": {
+            "id": v.appeal.id,
+            "grounds": v.appeal.grounds,
+            "recorded_by": v.appeal.recorded_by_id,
+            "at": iso(v.appeal.created_at),
+        }
+        if v.appeal
+        else None,
+        "decision": {
+            "outcome": v.decision.outcome,
+            "penalty": v.decision.new_level_label,
+            "reason": v.decision.reason,
+            "by": v.decision.by_id,
+            "at": iso(v.decision.created_at),
+        }
+        if v.decision
+        else None,
     }
 
 
 def csv_cell(value: object) -> object:
-    """A cell a spreadsheet shows as text: a leading = + - @ tab or CR gets an apostrophe (OWASP CSV injection)."""
+    """A cell a spreadsheet shows as text: a leading = + - @ tab or CR gets an apostrophe
+    (OWASP CSV injection)."""
     if isinstance(value, str) and value.startswith(FORMULA_STARTS):
         return "'" + value
     return value
 
 
 def event_json(ev: Event) -> dict:
-    return {"id": ev.id, "name": ev.name, "game": ev.game, "date": ev.held_on.isoformat(), "level": ev.level,
-            "level_label": LEVELS.get(ev.level, ev.level), "tier": ev.tier, "rounds": ev.rounds,
-            "url": f"/events/{ev.id}"}
+    return {
+        "id": ev.id,
+        "name": ev.name,
+        "game": ev.game,
+        "date": ev.held_on.isoformat(),
+        "level": ev.level,
+        "level_label": LEVELS.get(ev.level, ev.level),
+        "tier": ev.tier,
+        "rounds": ev.rounds,
+        "url": f"/events/{ev.id}",
+    }
 
 
 def staff_json(st: Staff) -> dict:
-    return {"id": st.id, "name": st.name, "role": st.role, "role_label": st.role_label, "grants": st.grants or [],
-            "active": st.active}
+    return {
+        "id": st.id,
+        "name": st.name,
+        "role": st.role,
+        "role_label": st.role_label,
+        "grants": st.grants or [],
+        "active": st.active,
+    }
 
 
 def standing_summary(rec) -> dict:

@@ -3,9 +3,9 @@
 links shown as QR codes, and the one check of who is acting.
 
 Acting: a session cookie carries the member's id and their session version; a token is looked up by its hash.
-Either way `acting_staff_*` answers only for a member who exists, is active, and whose session version (cookie)
-or token expiry (API) is still good. Sign-out, disabling, a passcode reset and a role change bump the version
-and drop the token, so every copy of an old cookie or token stops working at once.
+Either way `acting_staff_*` answers only for a member who exists, is active, and whose session version
+(cookie) or token expiry (API) is still good. Sign-out, disabling, a passcode reset and a role change bump
+the version and drop the token, so every copy of an old cookie or token stops working at once.
 """
 
 from __future__ import annotations
@@ -116,12 +116,19 @@ def check_tier(policies: Policies, game: str, level: str, tier: object) -> int |
     if tier is None:
         return None
     if tiers is None:
-        raise JudgeappError(f"{policies.games[game].name}の大会には階層レベルがありません。空のままにしてください。", 400,
-                            "bad_tier")
+        raise JudgeappError(
+            f"{policies.games[game].name}の大会には階層レベルがありません。空のままにしてください。",
+            400,
+            "bad_tier",
+        )
     n = parse_int(tier, tiers.label, tiers.lowest, tiers.highest)
     if tiers.level_of(n) != level:
-        raise JudgeappError(f"{tiers.citation.section.rsplit('/', 1)[-1]} では、{tiers.label} {n} は"
-                            f"{LEVELS[tiers.level_of(n)]}です。レベルか階層を直してください。", 400, "bad_tier")
+        raise JudgeappError(
+            f"{tiers.citation.section.rsplit('/', 1)[-1]} では、{tiers.label} {n} は"
+            f"{LEVELS[tiers.level_of(n)]}です。レベルか階層を直してください。",
+            400,
+            "bad_tier",
+        )
     return n
 
 
@@ -139,12 +146,29 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
         ev = Event(game=game, **fields)
         s.add(ev)
         s.flush()
-        org = Staff(event_id=ev.id, name=organizer, role="organizer", passcode_hash=generate_password_hash(passcode),
-                    token_hash=token_hash(token), token_expires_at=utcnow() + TOKEN_LIFETIME, grants=[])
+        org = Staff(
+            event_id=ev.id,
+            name=organizer,
+            role="organizer",
+            passcode_hash=generate_password_hash(passcode),
+            token_hash=token_hash(token),
+            token_expires_at=utcnow() + TOKEN_LIFETIME,
+            grants=[],
+        )
         s.add(org)
         s.flush()
-        audit(s, ev.id, org, "event.create", f"event:{ev.id}", name=ev.name, game=game, level=ev.level,
-              tier=ev.tier, rounds=ev.rounds)
+        audit(
+            s,
+            ev.id,
+            org,
+            "event.create",
+            f"event:{ev.id}",
+            name=ev.name,
+            game=game,
+            level=ev.level,
+            tier=ev.tier,
+            rounds=ev.rounds,
+        )
         return ev, org
 
     ev, org = db.write(do)
@@ -155,7 +179,9 @@ def update_event(db: Database, policies: Policies, actor: Staff, form: dict) -> 
     """The organizer corrects the event (name, date, level, tier, rounds: a top cut adds rounds). Audited."""
     require(actor, "staff")
     if not any(k in form for k in ("name", "date", "level", "tier", "rounds")):
-        raise JudgeappError("変更する項目（name・date・level・tier・rounds）を送ってください。", 400, "no_change")
+        raise JudgeappError(
+            "変更する項目（name・date・level・tier・rounds）を送ってください。", 400, "no_change"
+        )
     ev = get_event(db, actor.event_id)
     fields = _parse_event_fields(policies, ev.game, form, ev)
 
@@ -163,8 +189,11 @@ def update_event(db: Database, policies: Policies, actor: Staff, form: dict) -> 
         row = s.scalar(select(Event).where(Event.id == ev.id).with_for_update())
         played = s.scalar(select(func.max(Penalty.round)).where(Penalty.event_id == ev.id)) or 0
         if fields["rounds"] < played:
-            raise JudgeappError(f"第 {played} ラウンドの記録があるので、ラウンド数は {played} 以上にしてください。",
-                                409, "rounds_in_use")
+            raise JudgeappError(
+                f"第 {played} ラウンドの記録があるので、ラウンド数は {played} 以上にしてください。",
+                409,
+                "rounds_in_use",
+            )
         before = event_json(row)
         for k, v in fields.items():
             setattr(row, k, v)
@@ -208,7 +237,11 @@ def list_staff(db: Database, event_id: int, active_only: bool = False) -> list[S
 
 def _role(value: object) -> str:
     if not isinstance(value, str) or value not in ROLES:
-        raise JudgeappError("役割を選んでください（主催者・ヘッドジャッジ・フロアジャッジ・スコアキーパー）。", 400, "bad_role")
+        raise JudgeappError(
+            "役割を選んでください（主催者・ヘッドジャッジ・フロアジャッジ・スコアキーパー）。",
+            400,
+            "bad_role",
+        )
     return value
 
 
@@ -223,8 +256,11 @@ def _grants(value: object, allowed: set[str]) -> list[str]:
     unknown = [g for g in out if g not in allowed]
     if unknown:
         names = "、".join(sorted(allowed)) or "（このゲームにはありません）"
-        raise JudgeappError(f"「{unknown[0][:40]}」は与えられる権限ではありません。使えるのは {names} です。", 400,
-                            "bad_grant")
+        raise JudgeappError(
+            f"「{unknown[0][:40]}」は与えられる権限ではありません。使えるのは {names} です。",
+            400,
+            "bad_grant",
+        )
     return out
 
 
@@ -238,8 +274,13 @@ def add_staff(db: Database, actor: Staff, form: dict, allowed_grants: set[str] =
     def do(s: Session):
         if s.scalar(select(Staff.id).where(Staff.event_id == actor.event_id, Staff.name == name)):
             raise JudgeappError(f"「{name}」はすでに登録されています。", 409, "duplicate_staff")
-        st = Staff(event_id=actor.event_id, name=name, role=role, passcode_hash=generate_password_hash(passcode),
-                   grants=grants)
+        st = Staff(
+            event_id=actor.event_id,
+            name=name,
+            role=role,
+            passcode_hash=generate_password_hash(passcode),
+            grants=grants,
+        )
         s.add(st)
         s.flush()
         audit(s, actor.event_id, actor, "staff.add", f"staff:{st.id}", name=name, role=role, grants=grants)
@@ -255,8 +296,9 @@ def _member(s: Session, actor: Staff, staff_id: object) -> Staff:
     return st
 
 
-def set_grants(db: Database, actor: Staff, staff_id: object, grants: object,
-               allowed_grants: set[str] = frozenset()) -> Staff:
+def set_grants(
+    db: Database, actor: Staff, staff_id: object, grants: object, allowed_grants: set[str] = frozenset()
+) -> Staff:
     """The organizer grants (or withdraws) what a policy restricts, e.g. イジンデン 【敗北】."""
     require(actor, "staff")
     new = _grants(grants, allowed_grants)
@@ -307,7 +349,8 @@ def set_staff(db: Database, actor: Staff, staff_id: object, form: dict) -> Staff
 
 def issue_token(db: Database, actor: Staff, staff_id: object) -> str:
     """A new API token for the member themself (the old one stops working), valid for TOKEN_LIFETIME. Shown
-    once; stored hashed. Nobody can mint another member's token: what a token does is audited under its owner."""
+    once; stored hashed. Nobody can mint another member's token: what a token does is audited under
+    its owner."""
     if actor.id != parse_id(staff_id):
         raise JudgeappError("API トークンは本人だけが発行できます。", 403, "forbidden")
     token = secrets.token_urlsafe(32)
@@ -352,12 +395,16 @@ def sign_in(db: Database, event_id: int, name: object, passcode: object, address
     key = _throttle_key(event_id, name, address or "")
     now = utcnow()
     with db.reader() as s:
-        row = s.scalar(select(Staff).where(Staff.event_id == event_id, Staff.name == name, Staff.active.is_(True)))
+        row = s.scalar(
+            select(Staff).where(Staff.event_id == event_id, Staff.name == name, Staff.active.is_(True))
+        )
         throttle = s.get(SigninThrottle, key)
         locked = aware(throttle.locked_until) if throttle else None
     if locked and locked > now:
         wait = int((locked - now).total_seconds()) + 1
-        raise JudgeappError(f"失敗が続いたため、{wait} 秒待ってからもう一度試してください。", 429, "signin_throttled")
+        raise JudgeappError(
+            f"失敗が続いたため、{wait} 秒待ってからもう一度試してください。", 429, "signin_throttled"
+        )
     ok = check_password_hash(row.passcode_hash if row else _DUMMY_HASH, passcode) and row is not None
 
     def do(s: Session):
@@ -373,7 +420,9 @@ def sign_in(db: Database, event_id: int, name: object, passcode: object, address
         t.failures += 1
         t.updated_at = now
         if t.failures >= THROTTLE_FREE_TRIES:
-            t.locked_until = now + timedelta(seconds=min(2 ** (t.failures - THROTTLE_FREE_TRIES), THROTTLE_CEILING))
+            t.locked_until = now + timedelta(
+                seconds=min(2 ** (t.failures - THROTTLE_FREE_TRIES), THROTTLE_CEILING)
+            )
         if row is not None:
             audit(s, event_id, None, "signin.failed", f"staff:{row.id}", failures=t.failures)
 
@@ -383,8 +432,13 @@ def sign_in(db: Database, event_id: int, name: object, passcode: object, address
     return row
 
 
-def token_by_passcode(db: Database, event_id: int, name: object, passcode: object, address: str = "",
-                      ) -> tuple[Staff, str]:
+def token_by_passcode(
+    db: Database,
+    event_id: int,
+    name: object,
+    passcode: object,
+    address: str = "",
+) -> tuple[Staff, str]:
     """Sign in through the API: a member's name and passcode give them a new token."""
     staff = sign_in(db, event_id, name, passcode, address)
     return staff, issue_token(db, staff, staff.id)
@@ -398,13 +452,21 @@ def create_join_link(db: Database, actor: Staff, role: object) -> tuple[JoinLink
     row and its secret (shown once, as a QR code)."""
     require(actor, "staff")
     if role not in JOIN_ROLES:
-        raise JudgeappError("参加リンクの役割を選んでください（ヘッドジャッジ・フロアジャッジ・スコアキーパー）。", 400,
-                            "bad_role")
+        raise JudgeappError(
+            "参加リンクの役割を選んでください（ヘッドジャッジ・フロアジャッジ・スコアキーパー）。",
+            400,
+            "bad_role",
+        )
     secret = secrets.token_urlsafe(24)
 
     def do(s: Session):
-        link = JoinLink(event_id=actor.event_id, token_hash=token_hash(secret), role=role, created_by_id=actor.id,
-                        expires_at=utcnow() + JOIN_LINK_LIFETIME)
+        link = JoinLink(
+            event_id=actor.event_id,
+            token_hash=token_hash(secret),
+            role=role,
+            created_by_id=actor.id,
+            expires_at=utcnow() + JOIN_LINK_LIFETIME,
+        )
         s.add(link)
         s.flush()
         audit(s, actor.event_id, actor, "join.create", f"join:{link.id}", role=role)
@@ -427,11 +489,17 @@ def _check_link(link: JoinLink | None, event_id: int) -> None:
     if link is None or link.event_id != event_id:
         raise JudgeappError("参加リンクが正しくありません。", 404, "unknown_join_link")
     if link.used_at is not None:
-        raise JudgeappError("この参加リンクはもう使われました。主催者に新しいリンクを出してもらってください。", 410,
-                            "join_link_used")
+        raise JudgeappError(
+            "この参加リンクはもう使われました。主催者に新しいリンクを出してもらってください。",
+            410,
+            "join_link_used",
+        )
     if aware(link.expires_at) <= utcnow():
-        raise JudgeappError("この参加リンクは期限が切れました。主催者に新しいリンクを出してもらってください。", 410,
-                            "join_link_expired")
+        raise JudgeappError(
+            "この参加リンクは期限が切れました。主催者に新しいリンクを出してもらってください。",
+            410,
+            "join_link_expired",
+        )
 
 
 def join(db: Database, event_id: int, secret: object, name: object) -> Staff:
@@ -444,9 +512,16 @@ def join(db: Database, event_id: int, secret: object, name: object) -> Staff:
         link = s.scalar(select(JoinLink).where(JoinLink.token_hash == token_hash(secret)).with_for_update())
         _check_link(link, event_id)
         if s.scalar(select(Staff.id).where(Staff.event_id == event_id, Staff.name == name)):
-            raise JudgeappError(f"「{name}」はすでに登録されています。別の名前にしてください。", 409, "duplicate_staff")
-        st = Staff(event_id=event_id, name=name, role=link.role, grants=[],
-                   passcode_hash=generate_password_hash(secrets.token_urlsafe(32)))
+            raise JudgeappError(
+                f"「{name}」はすでに登録されています。別の名前にしてください。", 409, "duplicate_staff"
+            )
+        st = Staff(
+            event_id=event_id,
+            name=name,
+            role=link.role,
+            grants=[],
+            passcode_hash=generate_password_hash(secrets.token_urlsafe(32)),
+        )
         s.add(st)
         s.flush()
         link.used_at, link.used_by_id = utcnow(), st.id

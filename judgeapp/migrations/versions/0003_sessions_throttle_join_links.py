@@ -21,8 +21,10 @@ def upgrade() -> None:
     op.add_column("staff", sa.Column("session_version", sa.Integer(), nullable=False, server_default="0"))
     op.add_column("staff", sa.Column("token_expires_at", sa.DateTime(timezone=True), nullable=True))
     op.add_column("players", sa.Column("penalty_count", sa.Integer(), nullable=False, server_default="0"))
-    op.execute("UPDATE players SET penalty_count = (SELECT COALESCE(MAX(seq), 0) FROM penalties "
-               "WHERE penalties.player_id = players.id)")
+    op.execute(
+        "UPDATE players SET penalty_count = (SELECT COALESCE(MAX(seq), 0) FROM penalties "
+        "WHERE penalties.player_id = players.id)"
+    )
     # Tokens issued before expiry existed end now: their owners sign in again.
     op.execute("UPDATE staff SET token_hash = NULL")
     op.create_table(
