@@ -675,6 +675,7 @@ def match_json(m: Match) -> dict:
             "id": a.key, "kind": "infraction", "game": a.game, "name": inf.name,
             "description": inf.description,
             "penalty": policy.penalty_label(inf), "penalty_id": inf.penalty, "discretion": inf.discretion,
+            "penalty_may": policy.penalty_may(inf),
             "discretion_note": inf.discretion_note, "head_judge": inf.head_judge, "procedure": inf.procedure,
             "remedy": inf.remedy,
             "also": inf.also + [f"{policy.consequences[c].label}：{policy.consequences[c].description}"
