@@ -27,7 +27,6 @@ import json
 import math
 import os
 import re
-import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,47 +184,14 @@ class _Bm25:
 # Each analysed text's words: (start, end, terms), start -1 where the word's place was not found. Filled as
 # texts are analysed, or from the cache file a previous start wrote (Lookup's `cache_dir`).
 _ANALYSED: dict[str, list[tuple[int, int, frozenset]]] = {}
-LOOKUP_VERSION = "1"  # bump when the analysis of the evidence changes
+LOOKUP_VERSION = "2"  # bump when the analysis of the evidence changes
 
 
-class _Groups:
-    """The dictionary's synonym groups of each word (審判 and ジャッジ, 盗む and 窃盗 share one), by surface.
-
-    Sudachi's `Morpheme.synonym_group_ids()` from the same dictionary and split mode as the analyzer; the
-    analyzer's words do not carry them, so the text is tokenized once more here (a Sudachi tokenizer is not
-    thread-safe: behind a lock)."""
-
-    def __init__(self) -> None:
-        from sudachipy import Dictionary, SplitMode
-
-        self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
-        self._lock = threading.Lock()
-
-    def of(self, text: str) -> dict[str, tuple[str, ...]]:
-        out: dict[str, tuple[str, ...]] = {}
-        for line in text.splitlines():
-            for start in range(0, len(line), 4000):
-                chunk = line[start:start + 4000]
-                if not chunk.strip():
-                    continue
-                with self._lock:
-                    for m in self._tokenizer.tokenize(chunk):
-                        ids = m.synonym_group_ids()
-                        if ids:
-                            out[m.surface()] = tuple(f"g:{i}" for i in ids)
-        return out
-
-
-_groups: _Groups | None = None
-_groups_lock = threading.Lock()
-
-
-def groups() -> _Groups:
-    global _groups
-    with _groups_lock:
-        if _groups is None:
-            _groups = _Groups()
-    return _groups
+def _groups_of(w) -> tuple[str, ...]:
+    """A word's dictionary synonym groups (審判 and ジャッジ, 盗む and 窃盗 share one) as terms: the analyzer's
+    own `Word.synonyms` (SudachiPy's `synonym_group_ids()`, of the word or of its short units), so each
+    text is tokenized once."""
+    return tuple(f"g:{i}" for i in w.synonyms)
 
 
 def _terms(text: str) -> Counter:
@@ -235,15 +201,13 @@ def _terms(text: str) -> Counter:
         entries = []
         folded = fold(text)
         pos = 0
-        synonyms = groups().of(text)
         for w in analyzer().words(text):
             at = folded.find(fold(w.surface), pos)
             if at >= 0:
                 pos = at + len(w.surface)
             if w.forms[0] in STOP:
                 continue
-            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ())
-                              + synonyms.get(w.surface, ()))
+            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ()) + _groups_of(w))
             entries.append((at, at + len(w.surface) if at >= 0 else -1, terms))
         if len(_ANALYSED) < 20000:
             _ANALYSED[text] = entries
@@ -448,7 +412,6 @@ class Lookup:
         """The query's words (each with its forms), the synonym list's phrases as weaker extra words."""
         words: list[tuple[tuple[str, ...], float]] = []
         surfaces: list[str] = []
-        synonyms = groups().of(text)
         folded = fold(text)
         kana = self._kana_words(folded)
         replaced: set[int] = set()
@@ -468,8 +431,8 @@ class Lookup:
                 alts += ("r:" + w.reading,)
             words.append((alts, 1.0))
             surfaces.append(w.surface)
-            if w.surface in synonyms:  # the dictionary's synonyms: a weaker word of their own
-                words.append((synonyms[w.surface], 0.6))
+            if w.synonyms:  # the dictionary's synonyms: a weaker word of their own
+                words.append((_groups_of(w), 0.6))
                 surfaces.append(w.surface)
         for k in sorted(replaced):
             a, b, alts = kana[k]
