@@ -34,7 +34,8 @@ from judgeapp.search import load_synonyms  # noqa: E402
 from judgeapp.textnorm import squash  # noqa: E402
 
 CASES = ROOT / "tests" / "cases"
-TABLES = ["situations.yaml", "situations_holdout.yaml", "situations_tune.yaml", "situations_report.yaml"]
+TABLES = ["situations.yaml", "situations_holdout.yaml", "situations_tune.yaml", "situations_tune2.yaml",
+          "situations_report.yaml"]
 NONE_TABLE = "situations_none.yaml"
 
 

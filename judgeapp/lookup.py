@@ -389,6 +389,7 @@ class Lookup:
                                  np.array([p[2] for p in pairs]))
         # Kana as typed → the text's words (katakana words by their spelling, others by their reading).
         self._kana: dict[str, tuple[str, ...]] = {}
+        self._kana2: dict[str, tuple[str, ...]] = {}
         for units in (own_units, passage_units):
             for u in units:
                 for t in u.terms:
@@ -400,6 +401,10 @@ class Lookup:
                         self._kana.setdefault(key, ())
                         if t not in self._kana[key]:
                             self._kana[key] = self._kana[key] + (t,)
+                    elif len(key) == 2 and t.startswith("r:") and all("ァ" <= ch <= "ヺ" for ch in key):
+                        self._kana2.setdefault(key, ())  # two kana: only a kanji word's reading (ぼち 墓地)
+                        if t not in self._kana2[key]:
+                            self._kana2[key] = self._kana2[key] + (t,)
         self._strong: dict[int, list[int]] = {}
         for u, unit in enumerate(passage_units):
             for i, w in unit.targets:
@@ -416,15 +421,28 @@ class Lookup:
         kana = self._kana_words(folded)
         replaced: set[int] = set()
         pos = 0
-        for w in analyzer().words(text):
+        analysed = analyzer().words(text)
+        for n, w in enumerate(analysed):
             at = folded.find(fold(w.surface), pos)
+            if n and self._single_kana(analysed[n - 1]) and self._single_kana(w) and words and not words[-1][0]:
+                # two kana the analyzer cut into single letters (ぼ・ち): the text's word with that reading
+                joined = fold(analysed[n - 1].surface + w.surface)
+                if at >= 0 and folded[at - 1:at + 1] == joined and joined in self._kana2:
+                    words[-1] = (self._kana2[joined], 1.0)
+                    surfaces[-1] = analysed[n - 1].surface + w.surface
+                    pos = at + 1
+                    continue
             if at >= 0:
                 pos = at + len(w.surface)
                 inside = [k for k, (a, b, _) in enumerate(kana) if a <= at and at + len(w.surface) <= b]
                 if inside and not self._known(w):
                     replaced.update(inside)
                     continue  # a kana word the analyzer split into pieces the text does not have
-            if w.forms[0] in STOP:
+            if w.forms[0] in STOP or w.aux:
+                continue
+            if self._single_kana(w):
+                words.append(((), 1.0))  # a lone kana letter: nothing on its own, unless the next one joins it
+                surfaces.append(w.surface)
                 continue
             alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
             if is_kana(w.surface) and len(w.reading) >= 2:
@@ -434,6 +452,8 @@ class Lookup:
             if w.synonyms:  # the dictionary's synonyms: a weaker word of their own
                 words.append((_groups_of(w), 0.6))
                 surfaces.append(w.surface)
+        keep = [k for k, (alts, _) in enumerate(words) if alts]
+        words, surfaces = [words[k] for k in keep], [surfaces[k] for k in keep]
         for k in sorted(replaced):
             a, b, alts = kana[k]
             words.append((alts, 1.0))
@@ -449,6 +469,10 @@ class Lookup:
                             words.append((tuple(dict.fromkeys(w.forms + w.parts)), 0.5))
                             surfaces.append("")
         return words, surfaces
+
+    def _single_kana(self, w) -> bool:
+        """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
+        return len(w.surface) == 1 and is_kana(w.surface) and not self._known(w)
 
     def _known(self, w) -> bool:
         """Whether any form of the word stands in the text."""
@@ -654,12 +678,13 @@ def match_json(m: Match) -> dict:
             penalty_id = rule.to
         elif rule.kind == "removes":
             penalty_id = rule.consequence
-        else:
+        else:  # an upgrade 「されることがあります」 is not a rule: no penalty; the levels it may reach are listed
             penalty_id = None
         item = policy.levels.get(penalty_id) or policy.consequences.get(penalty_id) if penalty_id else None
+        options = [policy.levels[x].label for x in rule.to_any] if rule.kind == "upgrade" else []
         return {
             "id": a.key, "kind": "rule", "game": a.game, "name": rule.text, "description": rule.text,
-            "penalty": item.label if item else None, "penalty_id": penalty_id,
+            "penalty": item.label if item else None, "penalty_id": penalty_id, "penalty_options": options,
             "discretion": not rule.automatic,
             "discretion_note": None if rule.automatic else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
             "head_judge": False, "procedure": False, "remedy": None, "also": [],
