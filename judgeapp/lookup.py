@@ -43,7 +43,14 @@ from .textnorm import clean_query, fold, is_kana, squash
 STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる",
                           "せる", "させる", "無い", "ない", "て", "た", "此の", "其の", "何", "為", "時", "場合",
                           "ちゃう", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん", "君", "ちゃん",
-                          "良い", "言う", "思う", "貰う", "呉れる", "下さる", "欲しい", "出来る", "如何", "何故")}
+                          "良い", "言う", "思う", "貰う", "呉れる", "下さる", "欲しい", "出来る", "如何", "何故",
+                          "どう", "此れ", "其れ", "何処", "いい",
+                          # who, in a story: the person, never the situation (あいつ, 俺, こいつ)
+                          "此奴", "其奴", "彼奴", "奴", "俺", "僕")}
+# Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
+# also stands as one shared term, in the evidence and in the query.
+COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件")}
+COUNT_TERM = "#count"
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
@@ -184,7 +191,7 @@ class _Bm25:
 # Each analysed text's words: (start, end, terms), start -1 where the word's place was not found. Filled as
 # texts are analysed, or from the cache file a previous start wrote (Lookup's `cache_dir`).
 _ANALYSED: dict[str, list[tuple[int, int, frozenset]]] = {}
-LOOKUP_VERSION = "2"  # bump when the analysis of the evidence changes
+LOOKUP_VERSION = "3"  # bump when the analysis of the evidence changes
 
 
 def _groups_of(w) -> tuple[str, ...]:
@@ -207,7 +214,8 @@ def _terms(text: str) -> Counter:
                 pos = at + len(w.surface)
             if w.forms[0] in STOP:
                 continue
-            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ()) + _groups_of(w))
+            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ()) + _groups_of(w)
+                              + ((COUNT_TERM,) if w.forms[0] in COUNTERS else ()))
             entries.append((at, at + len(w.surface) if at >= 0 else -1, terms))
         if len(_ANALYSED) < 20000:
             _ANALYSED[text] = entries
@@ -315,8 +323,11 @@ class Lookup:
                 ans = Answer(key=f"{policy.game}/rule:{rule.id}", game=policy.game, policy=policy, rule=rule)
                 self.answers.append(ans)
                 index[ans.key] = i
-                lv = policy.levels[rule.level].label
-                text = "\n".join([rule.text, rule.text, lv, " ".join(rule.keywords), " ".join(rule.keywords)])
+                # the level as the text names it and by its mark (Lycee's N and W), and the level it leads to
+                lv = policy.levels[rule.level]
+                to = [policy.levels[x] for x in ([rule.to] if rule.to else rule.to_any) if x in policy.levels]
+                marks = " ".join([lv.label, lv.mark] + [f"{x.label} {x.mark}" for x in to])
+                text = "\n".join([rule.text, rule.text, marks, " ".join(rule.keywords), " ".join(rule.keywords)])
                 _terms(rule.text)
                 own_units.append(Unit(text=rule.text, section=None, targets=[(i, 1.0)], terms=_terms(text),
                                       grams=_grams(text)))
@@ -447,6 +458,8 @@ class Lookup:
             alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
             if is_kana(w.surface) and len(w.reading) >= 2:
                 alts += ("r:" + w.reading,)
+            if w.forms[0] in COUNTERS:
+                alts += (COUNT_TERM,)
             words.append((alts, 1.0))
             surfaces.append(w.surface)
             if w.synonyms:  # the dictionary's synonyms: a weaker word of their own
