@@ -57,6 +57,8 @@ COUNT_TERM = "#count"
 NONE_THRESHOLD = 0.42
 NONE_THRESHOLD_WORDS = 0.38
 RRF_K = 1.0
+RERANK = 10  # candidates of the fused rank ranked again by coverage
+COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
 OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
@@ -537,12 +539,16 @@ class Lookup:
             ranked = np.argsort(-per_answer, kind="stable")[:50]
             ranked = ranked[per_answer[ranked] > 0]
             fused[ranked] += WEIGHTS[name] / (RRF_K + np.arange(1, len(ranked) + 1))
-        order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][:limit]
+        # The fused rank's first candidates, ranked again by how much of the story each one's evidence covers:
+        # an answer found high in one ranking but covering little of the story goes below one covering most.
+        order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][:max(limit, RERANK)]
         weights = self._word_weights(words)
         matches = []
         for i in order:
             cov, matched = self._coverage(i, words, weights, qgrams)
             matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
+        matches.sort(key=lambda m: -m.score * m.coverage ** COVERAGE_POWER)
+        matches = matches[:limit]
         fits = [m for m in matches[:3] if m.coverage >= NONE_THRESHOLD
                 or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)]
         best = max((m.coverage for m in matches[:3]), default=0.0)
