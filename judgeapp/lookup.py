@@ -306,6 +306,16 @@ class Lookup:
         self.corpus = corpus
         self.policies = policies
         self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
+        # Each entry's one-word keys by their forms too (煽る matches 煽って, 殴る 殴った): a key is found in a query
+        # that spells it, or that has a word of the same form.
+        self._syn_forms: list[frozenset[str]] = []
+        for keys, _ in synonyms:
+            forms: set[str] = set()
+            for k in keys:
+                ws = analyzer().words(k)
+                if len(ws) == 1 and not k.isascii():
+                    forms.update(ws[0].forms)
+            self._syn_forms.append(frozenset(forms))
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -474,10 +484,10 @@ class Lookup:
             words.append((alts, 1.0))
             surfaces.append(text[a:b])
         s = squash(text)
-        for keys, means in self.synonyms:
-            if any(k and k in s and (not k.isascii()
-                                     or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
-                   for k in keys):
+        query_forms = {f for w in analysed for f in w.forms}
+        for (keys, means), forms in zip(self.synonyms, self._syn_forms):
+            if forms & query_forms or any(k and k in s and (not k.isascii() or re.search(
+                    rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s)) for k in keys):
                 for m in means:
                     for w in analyzer().words(m):
                         if w.forms[0] not in STOP:
