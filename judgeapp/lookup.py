@@ -51,6 +51,7 @@ STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "
 # also stands as one shared term, in the evidence and in the query.
 COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件")}
 COUNT_TERM = "#count"
+PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
@@ -440,6 +441,7 @@ class Lookup:
         """The query's words (each with its forms), the synonym list's phrases as weaker extra words."""
         words: list[tuple[tuple[str, ...], float]] = []
         surfaces: list[str] = []
+        origin: list = []  # the analysed word of each entry (None for a synonym group's)
         folded = fold(text)
         kana = self._kana_words(folded)
         replaced: set[int] = set()
@@ -453,6 +455,7 @@ class Lookup:
                 if at >= 0 and folded[at - 1:at + 1] == joined and joined in self._kana2:
                     words[-1] = (self._kana2[joined], 1.0)
                     surfaces[-1] = analysed[n - 1].surface + w.surface
+                    origin[-1] = None
                     pos = at + 1
                     continue
             if at >= 0:
@@ -466,6 +469,7 @@ class Lookup:
             if self._single_kana(w):
                 words.append(((), 1.0))  # a lone kana letter: nothing on its own, unless the next one joins it
                 surfaces.append(w.surface)
+                origin.append(w)
                 continue
             alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
             if is_kana(w.surface) and len(w.reading) >= 2:
@@ -474,26 +478,52 @@ class Lookup:
                 alts += (COUNT_TERM,)
             words.append((alts, 1.0))
             surfaces.append(w.surface)
+            origin.append(w)
             if w.synonyms:  # the dictionary's synonyms: a weaker word of their own
                 words.append((_groups_of(w), 0.6))
                 surfaces.append(w.surface)
+                origin.append(None)
         keep = [k for k, (alts, _) in enumerate(words) if alts]
-        words, surfaces = [words[k] for k in keep], [surfaces[k] for k in keep]
+        words, surfaces, origin = [words[k] for k in keep], [surfaces[k] for k in keep], [origin[k] for k in keep]
         for k in sorted(replaced):
             a, b, alts = kana[k]
             words.append((alts, 1.0))
             surfaces.append(text[a:b])
+            origin.append(None)
         s = squash(text)
         query_forms = {f for w in analysed for f in w.forms}
+        phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
+        extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, means), forms in zip(self.synonyms, self._syn_forms):
-            if forms & query_forms or any(k and k in s and (not k.isascii() or re.search(
-                    rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s)) for k in keys):
-                for m in means:
-                    for w in analyzer().words(m):
-                        if w.forms[0] not in STOP:
-                            words.append((tuple(dict.fromkeys(w.forms + w.parts)), 0.5))
-                            surfaces.append("")
-        return words, surfaces
+            found = [k for k in keys if k and k in s and (not k.isascii() or re.search(
+                rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))]
+            if not (forms & query_forms or found):
+                continue
+            encoded = []
+            for m in means:
+                ws = [w for w in analyzer().words(m) if w.forms[0] not in STOP]
+                extra.extend((tuple(dict.fromkeys(w.forms + w.parts)), 0.5) for w in ws)
+                if ws:
+                    encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
+            for k, w in enumerate(origin):
+                sq = squash(w.surface) if w is not None else ""
+                if w is not None and (set(w.forms) & forms or (len(sq) >= 2 and any(sq in f for f in found))):
+                    phrases.setdefault(k, []).extend(encoded)
+        # Where a key of the list names a query word, the word also counts as found (0.8, as a dictionary
+        # synonym) in evidence that holds one of the entry's phrases whole: an entry after the word (and its
+        # synonym group), weighing nothing in the rankings.
+        out_words, out_surfaces = [], []
+        for k, (entry, surface) in enumerate(zip(words, surfaces)):
+            out_words.append(entry)
+            out_surfaces.append(surface)
+            owner = k if k in phrases else k - 1 if entry[0][0].startswith("g:") and k - 1 in phrases else None
+            nxt = k + 1 < len(words) and words[k + 1][0][0].startswith("g:") and owner == k
+            if owner is not None and not nxt:
+                out_words.append((("p:",) + tuple(dict.fromkeys(phrases[owner])), 0.0))
+                out_surfaces.append(surfaces[owner])
+        out_words += extra
+        out_surfaces += [""] * len(extra)
+        return out_words, out_surfaces
 
     def _single_kana(self, w) -> bool:
         """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
@@ -619,12 +649,19 @@ class Lookup:
             if x >= 1.0:
                 total += weights[k]
                 syn = k + 1 < len(words) and words[k + 1][0] and words[k + 1][0][0].startswith("g:")
+                j = k + 2 if syn else k + 1
+                phrase = j < len(words) and words[j][0] and words[j][0][0] == "p:"
                 if hit:
                     got += weights[k]
                 elif syn and any(a in terms for a in words[k + 1][0]):
                     got += 0.8 * weights[k]
                     matched.append(k + 1)
+                elif phrase and any(all(f in terms for f in p.split(PHRASE_SEP)) for p in words[j][0][1:]):
+                    got += 0.8 * weights[k]
+                    matched.append(k)
                 if syn:
+                    k += 1
+                if phrase:
                     k += 1
             elif hit:
                 got += 0.5 * weights[k]
