@@ -171,3 +171,27 @@ def test_a_rule_answers_a_repeat(client):
     assert rule["penalty"] is None and rule["discretion"] and "ijinden/floor-rules/ch10-2" in rule["citations"]
     html = client.get("/wizard/ijinden", query_string={"q": "警告を何回も受けている"}).get_data(as_text=True)
     assert "累積・格上げの規定" in html and "何度も【警告】を受けた場合" in html
+
+
+# How a judge tells a story: each row's section is where the text says it, `word` the text's own word there.
+STORIES = [
+    # two kana the analyzer cuts into letters (ぼち) are read as the text's word (墓地)
+    ("ijinden", "相手が勝手に俺のぼちのカードめくって見てた", "ijinden/floor-rules/ch2", "墓地"),
+    # counters: 2個目 counts like the text's 注意2点
+    ("lycee", "N2個目ついた人", "lycee/guideline/penalty", "注意２点"),
+    # an everyday word the synonym list maps to the text's (入れ替え → 交換), whatever its inflection
+    ("lycee", "スペアの入れ替えにもう7分くらいかかってる", "lycee/guideline/spare-cards", "交換時間"),
+    # auxiliaries (〜そう, 〜てくる) and the laugh weigh nothing; 煽る is the text's 挑発
+    ("ijinden", "負けそうになった相手が へたくそｗ とか煽ってくる", "ijinden/floor-rules/ch10-2", "挑発"),
+]
+
+
+@pytest.mark.parametrize("game, q, section, word", STORIES)
+def test_a_story_reaches_the_section_that_says_it(client, library, game, q, section, word):
+    assert word in library.corpus.sections[section].text
+    body = _api(client, q, game)
+    assert body["results"], q
+    hits = [r for r in body["results"] if section in r["citations"]]
+    assert hits, [r["id"] for r in body["results"]]
+    if "ぼち" in q:  # the kana as typed is shown as what matched
+        assert any("ぼち" in r["why"]["words"] for r in hits)
