@@ -116,6 +116,9 @@ def test_tcg_notes_do_not_send_every_case_to_the_head_judge(policies, client):
         assert "ヘッドジャッジが判断" not in sc.reasoning, sc.id
     html = _text(client.get("/decks", query_string={"game": "tcg-taikai"}).get_data(as_text=True))
     assert "ヘッドジャッジが判断します" not in html and "ジャッジが判断します" in html
+    html = _text(client.get("/training/tcg-taikai", query_string={"run": tcg.training.scenarios[0].id})
+                 .get_data(as_text=True))
+    assert "規定なし（ジャッジの判断）" in html and "ヘッドジャッジの判断" not in html
 
 
 TCG_SUSPENDABLE = ["cheating", "ignoring-official", "obstructing-investigation", "suspended-visit",
