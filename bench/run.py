@@ -1,7 +1,9 @@
 """Every benchmark, one command: `.venv/bin/python bench/run.py` (about 8 minutes on 2 cores).
 
-Runs the search benchmark (the real corpus, 10,000 and 50,000 sections), then pages under load, concurrent
-recording on SQLite and PostgreSQL, and cold start; prints the report and writes it into docs/performance.md
+Runs the search benchmark (the real corpus, 10,000 and 50,000 sections), the situation lookup's benchmark
+(bench/lookup_bench.py: top-3 and first on every table, the reporting half last; "nothing found" on the none
+table; query time; cold start), then pages under load, concurrent recording on SQLite and PostgreSQL, and
+cold start; prints the report and writes it into docs/performance.md
 between the "last run" markers. Nothing here is a test: no figure fails anything.
 """
 
@@ -20,6 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 import load_bench  # noqa: E402
 import record_bench  # noqa: E402
+import lookup_bench  # noqa: E402
 import search_bench  # noqa: E402
 
 START = "<!-- last run: start -->"
@@ -33,6 +36,8 @@ def main(argv: list[str]) -> None:
     lines = [f"Last run: {date.today().isoformat()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
              "`.venv/bin/python bench/run.py`.", "", "## Search quality and speed", ""]
     lines += search_bench.run(sizes)
+    lines += ["## Situation lookup", ""]
+    lines += [f"- {line}" for line in lookup_bench.run()] + [""]
     lines += ["## Pages, recording, cold start", ""]
     lines += load_bench.run(requests)
     lines += record_bench.run(40)

@@ -27,7 +27,6 @@ import json
 import math
 import os
 import re
-import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,13 +43,23 @@ from .textnorm import clean_query, fold, is_kana, squash
 STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる",
                           "せる", "させる", "無い", "ない", "て", "た", "此の", "其の", "何", "為", "時", "場合",
                           "ちゃう", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん", "君", "ちゃん",
-                          "良い", "言う", "思う", "貰う", "呉れる", "下さる", "欲しい", "出来る", "如何", "何故")}
+                          "良い", "言う", "思う", "貰う", "呉れる", "下さる", "欲しい", "出来る", "如何", "何故",
+                          "どう", "此れ", "其れ", "何処", "いい",
+                          # who, in a story: the person, never the situation (あいつ, 俺, こいつ)
+                          "此奴", "其奴", "彼奴", "奴", "俺", "僕")}
+# Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
+# also stands as one shared term, in the evidence and in the query.
+COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件")}
+COUNT_TERM = "#count"
+PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
 NONE_THRESHOLD = 0.42
 NONE_THRESHOLD_WORDS = 0.38
 RRF_K = 1.0
+RERANK = 10  # candidates of the fused rank ranked again by coverage
+COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
 OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
@@ -185,47 +194,14 @@ class _Bm25:
 # Each analysed text's words: (start, end, terms), start -1 where the word's place was not found. Filled as
 # texts are analysed, or from the cache file a previous start wrote (Lookup's `cache_dir`).
 _ANALYSED: dict[str, list[tuple[int, int, frozenset]]] = {}
-LOOKUP_VERSION = "1"  # bump when the analysis of the evidence changes
+LOOKUP_VERSION = "3"  # bump when the analysis of the evidence changes
 
 
-class _Groups:
-    """The dictionary's synonym groups of each word (審判 and ジャッジ, 盗む and 窃盗 share one), by surface.
-
-    Sudachi's `Morpheme.synonym_group_ids()` from the same dictionary and split mode as the analyzer; the
-    analyzer's words do not carry them, so the text is tokenized once more here (a Sudachi tokenizer is not
-    thread-safe: behind a lock)."""
-
-    def __init__(self) -> None:
-        from sudachipy import Dictionary, SplitMode
-
-        self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
-        self._lock = threading.Lock()
-
-    def of(self, text: str) -> dict[str, tuple[str, ...]]:
-        out: dict[str, tuple[str, ...]] = {}
-        for line in text.splitlines():
-            for start in range(0, len(line), 4000):
-                chunk = line[start:start + 4000]
-                if not chunk.strip():
-                    continue
-                with self._lock:
-                    for m in self._tokenizer.tokenize(chunk):
-                        ids = m.synonym_group_ids()
-                        if ids:
-                            out[m.surface()] = tuple(f"g:{i}" for i in ids)
-        return out
-
-
-_groups: _Groups | None = None
-_groups_lock = threading.Lock()
-
-
-def groups() -> _Groups:
-    global _groups
-    with _groups_lock:
-        if _groups is None:
-            _groups = _Groups()
-    return _groups
+def _groups_of(w) -> tuple[str, ...]:
+    """A word's dictionary synonym groups (審判 and ジャッジ, 盗む and 窃盗 share one) as terms: the analyzer's
+    own `Word.synonyms` (SudachiPy's `synonym_group_ids()`, of the word or of its short units), so each
+    text is tokenized once."""
+    return tuple(f"g:{i}" for i in w.synonyms)
 
 
 def _terms(text: str) -> Counter:
@@ -235,15 +211,14 @@ def _terms(text: str) -> Counter:
         entries = []
         folded = fold(text)
         pos = 0
-        synonyms = groups().of(text)
         for w in analyzer().words(text):
             at = folded.find(fold(w.surface), pos)
             if at >= 0:
                 pos = at + len(w.surface)
             if w.forms[0] in STOP:
                 continue
-            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ())
-                              + synonyms.get(w.surface, ()))
+            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ()) + _groups_of(w)
+                              + ((COUNT_TERM,) if w.forms[0] in COUNTERS else ()))
             entries.append((at, at + len(w.surface) if at >= 0 else -1, terms))
         if len(_ANALYSED) < 20000:
             _ANALYSED[text] = entries
@@ -332,6 +307,16 @@ class Lookup:
         self.corpus = corpus
         self.policies = policies
         self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
+        # Each entry's one-word keys by their forms too (煽る matches 煽って, 殴る 殴った): a key is found in a query
+        # that spells it, or that has a word of the same form.
+        self._syn_forms: list[frozenset[str]] = []
+        for keys, _ in synonyms:
+            forms: set[str] = set()
+            for k in keys:
+                ws = analyzer().words(k)
+                if len(ws) == 1 and not k.isascii():
+                    forms.update(ws[0].forms)
+            self._syn_forms.append(frozenset(forms))
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -351,8 +336,11 @@ class Lookup:
                 ans = Answer(key=f"{policy.game}/rule:{rule.id}", game=policy.game, policy=policy, rule=rule)
                 self.answers.append(ans)
                 index[ans.key] = i
-                lv = policy.levels[rule.level].label
-                text = "\n".join([rule.text, rule.text, lv, " ".join(rule.keywords), " ".join(rule.keywords)])
+                # the level as the text names it and by its mark (Lycee's N and W), and the level it leads to
+                lv = policy.levels[rule.level]
+                to = [policy.levels[x] for x in ([rule.to] if rule.to else rule.to_any) if x in policy.levels]
+                marks = " ".join([lv.label, lv.mark] + [f"{x.label} {x.mark}" for x in to])
+                text = "\n".join([rule.text, rule.text, marks, " ".join(rule.keywords), " ".join(rule.keywords)])
                 _terms(rule.text)
                 own_units.append(Unit(text=rule.text, section=None, targets=[(i, 1.0)], terms=_terms(text),
                                       grams=_grams(text)))
@@ -425,6 +413,7 @@ class Lookup:
                                  np.array([p[2] for p in pairs]))
         # Kana as typed → the text's words (katakana words by their spelling, others by their reading).
         self._kana: dict[str, tuple[str, ...]] = {}
+        self._kana2: dict[str, tuple[str, ...]] = {}
         for units in (own_units, passage_units):
             for u in units:
                 for t in u.terms:
@@ -436,6 +425,10 @@ class Lookup:
                         self._kana.setdefault(key, ())
                         if t not in self._kana[key]:
                             self._kana[key] = self._kana[key] + (t,)
+                    elif len(key) == 2 and t.startswith("r:") and all("ァ" <= ch <= "ヺ" for ch in key):
+                        self._kana2.setdefault(key, ())  # two kana: only a kanji word's reading (ぼち 墓地)
+                        if t not in self._kana2[key]:
+                            self._kana2[key] = self._kana2[key] + (t,)
         self._strong: dict[int, list[int]] = {}
         for u, unit in enumerate(passage_units):
             for i, w in unit.targets:
@@ -448,44 +441,93 @@ class Lookup:
         """The query's words (each with its forms), the synonym list's phrases as weaker extra words."""
         words: list[tuple[tuple[str, ...], float]] = []
         surfaces: list[str] = []
-        synonyms = groups().of(text)
+        origin: list = []  # the analysed word of each entry (None for a synonym group's)
         folded = fold(text)
         kana = self._kana_words(folded)
         replaced: set[int] = set()
         pos = 0
-        for w in analyzer().words(text):
+        analysed = analyzer().words(text)
+        for n, w in enumerate(analysed):
             at = folded.find(fold(w.surface), pos)
+            if n and self._single_kana(analysed[n - 1]) and self._single_kana(w) and words and not words[-1][0]:
+                # two kana the analyzer cut into single letters (ぼ・ち): the text's word with that reading
+                joined = fold(analysed[n - 1].surface + w.surface)
+                if at >= 0 and folded[at - 1:at + 1] == joined and joined in self._kana2:
+                    words[-1] = (self._kana2[joined], 1.0)
+                    surfaces[-1] = analysed[n - 1].surface + w.surface
+                    origin[-1] = None
+                    pos = at + 1
+                    continue
             if at >= 0:
                 pos = at + len(w.surface)
                 inside = [k for k, (a, b, _) in enumerate(kana) if a <= at and at + len(w.surface) <= b]
                 if inside and not self._known(w):
                     replaced.update(inside)
                     continue  # a kana word the analyzer split into pieces the text does not have
-            if w.forms[0] in STOP:
+            if w.forms[0] in STOP or w.aux:
+                continue
+            if self._single_kana(w):
+                words.append(((), 1.0))  # a lone kana letter: nothing on its own, unless the next one joins it
+                surfaces.append(w.surface)
+                origin.append(w)
                 continue
             alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
             if is_kana(w.surface) and len(w.reading) >= 2:
                 alts += ("r:" + w.reading,)
+            if w.forms[0] in COUNTERS:
+                alts += (COUNT_TERM,)
             words.append((alts, 1.0))
             surfaces.append(w.surface)
-            if w.surface in synonyms:  # the dictionary's synonyms: a weaker word of their own
-                words.append((synonyms[w.surface], 0.6))
+            origin.append(w)
+            if w.synonyms:  # the dictionary's synonyms: a weaker word of their own
+                words.append((_groups_of(w), 0.6))
                 surfaces.append(w.surface)
+                origin.append(None)
+        keep = [k for k, (alts, _) in enumerate(words) if alts]
+        words, surfaces, origin = [words[k] for k in keep], [surfaces[k] for k in keep], [origin[k] for k in keep]
         for k in sorted(replaced):
             a, b, alts = kana[k]
             words.append((alts, 1.0))
             surfaces.append(text[a:b])
+            origin.append(None)
         s = squash(text)
-        for keys, means in self.synonyms:
-            if any(k and k in s and (not k.isascii()
-                                     or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
-                   for k in keys):
-                for m in means:
-                    for w in analyzer().words(m):
-                        if w.forms[0] not in STOP:
-                            words.append((tuple(dict.fromkeys(w.forms + w.parts)), 0.5))
-                            surfaces.append("")
-        return words, surfaces
+        query_forms = {f for w in analysed for f in w.forms}
+        phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
+        extra: list[tuple[tuple[str, ...], float]] = []
+        for (keys, means), forms in zip(self.synonyms, self._syn_forms):
+            found = [k for k in keys if k and k in s and (not k.isascii() or re.search(
+                rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))]
+            if not (forms & query_forms or found):
+                continue
+            encoded = []
+            for m in means:
+                ws = [w for w in analyzer().words(m) if w.forms[0] not in STOP]
+                extra.extend((tuple(dict.fromkeys(w.forms + w.parts)), 0.5) for w in ws)
+                if ws:
+                    encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
+            for k, w in enumerate(origin):
+                sq = squash(w.surface) if w is not None else ""
+                if w is not None and (set(w.forms) & forms or (len(sq) >= 2 and any(sq in f for f in found))):
+                    phrases.setdefault(k, []).extend(encoded)
+        # Where a key of the list names a query word, the word also counts as found (0.8, as a dictionary
+        # synonym) in evidence that holds one of the entry's phrases whole: an entry after the word (and its
+        # synonym group), weighing nothing in the rankings.
+        out_words, out_surfaces = [], []
+        for k, (entry, surface) in enumerate(zip(words, surfaces)):
+            out_words.append(entry)
+            out_surfaces.append(surface)
+            owner = k if k in phrases else k - 1 if entry[0][0].startswith("g:") and k - 1 in phrases else None
+            nxt = k + 1 < len(words) and words[k + 1][0][0].startswith("g:") and owner == k
+            if owner is not None and not nxt:
+                out_words.append((("p:",) + tuple(dict.fromkeys(phrases[owner])), 0.0))
+                out_surfaces.append(surfaces[owner])
+        out_words += extra
+        out_surfaces += [""] * len(extra)
+        return out_words, out_surfaces
+
+    def _single_kana(self, w) -> bool:
+        """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
+        return len(w.surface) == 1 and is_kana(w.surface) and not self._known(w)
 
     def _known(self, w) -> bool:
         """Whether any form of the word stands in the text."""
@@ -537,12 +579,16 @@ class Lookup:
             ranked = np.argsort(-per_answer, kind="stable")[:50]
             ranked = ranked[per_answer[ranked] > 0]
             fused[ranked] += WEIGHTS[name] / (RRF_K + np.arange(1, len(ranked) + 1))
-        order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][:limit]
+        # The fused rank's first candidates, ranked again by how much of the story each one's evidence covers:
+        # an answer found high in one ranking but covering little of the story goes below one covering most.
+        order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][:max(limit, RERANK)]
         weights = self._word_weights(words)
         matches = []
         for i in order:
             cov, matched = self._coverage(i, words, weights, qgrams)
             matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
+        matches.sort(key=lambda m: -m.score * m.coverage ** COVERAGE_POWER)
+        matches = matches[:limit]
         fits = [m for m in matches[:3] if m.coverage >= NONE_THRESHOLD
                 or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)]
         best = max((m.coverage for m in matches[:3]), default=0.0)
@@ -603,12 +649,19 @@ class Lookup:
             if x >= 1.0:
                 total += weights[k]
                 syn = k + 1 < len(words) and words[k + 1][0] and words[k + 1][0][0].startswith("g:")
+                j = k + 2 if syn else k + 1
+                phrase = j < len(words) and words[j][0] and words[j][0][0] == "p:"
                 if hit:
                     got += weights[k]
                 elif syn and any(a in terms for a in words[k + 1][0]):
                     got += 0.8 * weights[k]
                     matched.append(k + 1)
+                elif phrase and any(all(f in terms for f in p.split(PHRASE_SEP)) for p in words[j][0][1:]):
+                    got += 0.8 * weights[k]
+                    matched.append(k)
                 if syn:
+                    k += 1
+                if phrase:
                     k += 1
             elif hit:
                 got += 0.5 * weights[k]
@@ -675,6 +728,7 @@ def match_json(m: Match) -> dict:
             "id": a.key, "kind": "infraction", "game": a.game, "name": inf.name,
             "description": inf.description,
             "penalty": policy.penalty_label(inf), "penalty_id": inf.penalty, "discretion": inf.discretion,
+            "penalty_may": policy.penalty_may(inf),
             "discretion_note": inf.discretion_note, "head_judge": inf.head_judge, "procedure": inf.procedure,
             "remedy": inf.remedy,
             "also": inf.also + [f"{policy.consequences[c].label}：{policy.consequences[c].description}"
@@ -690,12 +744,13 @@ def match_json(m: Match) -> dict:
             penalty_id = rule.to
         elif rule.kind == "removes":
             penalty_id = rule.consequence
-        else:
+        else:  # an upgrade 「されることがあります」 is not a rule: no penalty; the levels it may reach are listed
             penalty_id = None
         item = policy.levels.get(penalty_id) or policy.consequences.get(penalty_id) if penalty_id else None
+        options = [policy.levels[x].label for x in rule.to_any] if rule.kind == "upgrade" else []
         return {
             "id": a.key, "kind": "rule", "game": a.game, "name": rule.text, "description": rule.text,
-            "penalty": item.label if item else None, "penalty_id": penalty_id,
+            "penalty": item.label if item else None, "penalty_id": penalty_id, "penalty_options": options,
             "discretion": not rule.automatic,
             "discretion_note": None if rule.automatic else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
             "head_judge": False, "procedure": False, "remedy": None, "also": [],

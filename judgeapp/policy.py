@@ -76,6 +76,9 @@ class Consequence(Strict):
     removes: bool = False
     removal: str | None = None  # with removes: what then happens, in the text's words
     result: bool = False  # a result the text states (不戦敗 after a drop), not a penalty: never recorded or counted
+    # the text says it *may* be issued (「できます」, tcg-taikai 3b): shown and returned beside the label, so the
+    # answer never reads as a rule; in plain words, who decides whether and how long
+    may: str | None = None
     citations: list[Citation] = Field(min_length=1)
 
     _removal = model_validator(mode="after")(_needs_removal)
@@ -274,8 +277,17 @@ class Policy:
         return item.label
 
     def penalty_text(self, infraction: Infraction) -> str:
-        """For a badge: the label, ペナルティなし for a procedure, 規定なし where the text prescribes none."""
-        return self.penalty_label(infraction) or ("ペナルティなし" if infraction.procedure else "規定なし")
+        """For a badge: the label (with 「できます」 where the text only allows it), ペナルティなし for a procedure,
+        規定なし where the text prescribes none."""
+        label = self.penalty_label(infraction)
+        if label is None:
+            return "ペナルティなし" if infraction.procedure else "規定なし"
+        return f"{label}（できます）" if self.penalty_may(infraction) else label
+
+    def penalty_may(self, infraction: Infraction) -> str | None:
+        """Where the text only allows the penalty (「できます」): who decides, in plain words; else None."""
+        item = self.consequences.get(infraction.penalty) if infraction.penalty else None
+        return item.may if item is not None else None
 
     def penalty_item(self, infraction: Infraction) -> Level | Consequence | None:
         if infraction.penalty is None:

@@ -160,6 +160,9 @@ class Word:
     reading: str
     parts: tuple[str, ...]  # short-unit forms when the long unit splits
     synonyms: tuple[int, ...] = ()  # SudachiPy synonym group ids (of the word, or of its short units)
+    # a grammatical word in a content word's place: a verb that can be auxiliary right after て/で (〜てくる,
+    # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
+    aux: bool = False
 
 
 class Analyzer:
@@ -180,17 +183,29 @@ class Analyzer:
                 if chunk.strip():
                     with self._lock:
                         morphemes = list(self._tokenizer.tokenize(chunk))
-                        out.extend(self._word(m) for m in morphemes if m.part_of_speech()[0] not in _DROP_POS)
+                        for k, m in enumerate(morphemes):
+                            if m.part_of_speech()[0] not in _DROP_POS:
+                                out.append(self._word(m, _is_aux(m, morphemes[k - 1] if k else None)))
         return [w for w in out if w.forms]
 
-    def _word(self, m) -> Word:
+    def _word(self, m, aux: bool = False) -> Word:
         surface = m.surface()
         forms = dict.fromkeys(f for f in (fold(m.normalized_form()), fold(surface), fold(m.dictionary_form())) if f.strip())
         short = [p for p in m.split(self._split_a) if p.part_of_speech()[0] not in _DROP_POS]
         parts = tuple(fold(p.normalized_form()) for p in short)
         groups = tuple(m.synonym_group_ids()) or tuple(g for p in short for g in p.synonym_group_ids())
         return Word(surface=surface, forms=tuple(forms), reading=fold(m.reading_form()),
-                    parts=parts if len(parts) > 1 else (), synonyms=tuple(dict.fromkeys(groups)))
+                    parts=parts if len(parts) > 1 else (), synonyms=tuple(dict.fromkeys(groups)), aux=aux)
+
+
+def _is_aux(m, before) -> bool:
+    """Whether a morpheme is grammar in a content word's place (see `Word.aux`)."""
+    pos = m.part_of_speech()
+    if pos[:2] == ("形状詞", "助動詞語幹"):
+        return True
+    return (pos[1] == "非自立可能" and pos[0] == "動詞" and m.dictionary_form() not in ("見る", "みる")
+            and before is not None
+            and before.surface() in ("て", "で") and before.part_of_speech()[0] in ("助詞", "助動詞"))
 
 
 _analyzer: Analyzer | None = None

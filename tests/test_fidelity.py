@@ -89,14 +89,168 @@ def test_tcg_suspension_says_categories_factors_and_that_it_may_be_issued(polici
 
 
 def test_tcg_without_a_head_judge_the_floor_judge_decides(policies, client, corpus):
-    """2g: a 一般 tournament need not have a head judge; 2h: appeals exist where there is one."""
-    assert "一般トーナメントではヘッドジャッジがいる義務はありません" in corpus.sections["tcg-taikai/floor-rules/2g"].text
+    """2g: the floor judge decides first, the head judge only on appeal; 2h: in a 一般 tournament without a head
+    judge the floor judge's decision is final. The hand-off quotes those sentences, not the appeal one."""
+    g, h = corpus.sections["tcg-taikai/floor-rules/2g"].text, corpus.sections["tcg-taikai/floor-rules/2h"].text
+    assert "フロアジャッジの決定後に上告があった場合のみヘッドジャッジは決定を行います" in g
+    assert "ヘッドジャッジがいない一般トーナメントの場合フロアジャッジの決定は最終決定であり覆りません" in h
     html = _text(client.get("/wizard/tcg-taikai/counterfeit-card").get_data(as_text=True))
-    assert "フロアジャッジの決定が最終の決定" in html
-    assert "一般トーナメント" in html
+    assert "まずフロアジャッジが決定します" in html and "上告があった場合だけ" in html
+    assert "フロアジャッジの決定が最終決定であり覆りません" in html
+    quotes = [squash(c.quote) for c in policies.games["tcg-taikai"].hand_off.citations]
+    assert squash("ヘッドジャッジがいない一般トーナメントの場合フロアジャッジの決定は最終決定であり覆りません") in quotes
     # Other games keep the plain hand-off.
     html = _text(client.get("/wizard/lycee").get_data(as_text=True))
     assert "フロアジャッジの決定が最終" not in html
+
+
+def test_tcg_notes_do_not_send_every_case_to_the_head_judge(policies, client):
+    """2g: the head judge decides only on appeal, so no tcg-taikai note, training reasoning or deck page says
+    「ヘッドジャッジが判断します」 unconditionally (what 2g gives the head judge, removing a player, stays his)."""
+    tcg = policies.games["tcg-taikai"]
+    for inf in tcg.infractions.values():
+        note = inf.discretion_note or ""
+        if "ヘッドジャッジが判断します" in note:
+            assert "退出させる" in note or "離れさせる" in note, inf.id
+    for sc in tcg.training.scenarios:
+        assert "ヘッドジャッジが判断" not in sc.reasoning, sc.id
+    html = _text(client.get("/decks", query_string={"game": "tcg-taikai"}).get_data(as_text=True))
+    assert "ヘッドジャッジが判断します" not in html and "ジャッジが判断します" in html
+    html = _text(client.get("/training/tcg-taikai", query_string={"run": tcg.training.scenarios[0].id})
+                 .get_data(as_text=True))
+    assert "規定なし（ジャッジの判断）" in html and "ヘッドジャッジの判断" not in html
+
+
+TCG_SUSPENDABLE = ["cheating", "ignoring-official", "obstructing-investigation", "suspended-visit",
+                   "misrepresentation", "serious-misrepresentation", "theft", "harassment", "violence",
+                   "serious-violence", "vandalism"]
+
+
+@pytest.mark.parametrize("iid", TCG_SUSPENDABLE)
+def test_tcg_suspension_is_shown_and_returned_as_may(client, corpus, iid):
+    """3b: 「…出場停止処分を発行することができます」: the suspension is the penalty only as something the official
+    may issue: the page says 「できます」 beside it, the API says so and flags discretion."""
+    assert "出場停止処分を発行することができます" in corpus.sections["tcg-taikai/floor-rules/3b"].text
+    page = client.get(f"/wizard/tcg-taikai/{iid}").get_data(as_text=True)
+    verdict = _text(page.split('<section class="verdict', 1)[1].split("</section>", 1)[0])
+    assert "出場停止" in verdict and "発行することができます" in verdict and "必ず与えるペナルティではありません" in verdict
+    body = client.get(f"/api/infractions/tcg-taikai/{iid}").get_json()
+    assert body["penalty"].startswith("出場停止") and body["discretion"] is True and body["head_judge"] is True
+    assert "できます" in body["penalty_may"]
+
+
+def test_tcg_lookup_badge_says_a_suspension_may_be_issued(client):
+    html = _text(client.get("/wizard/lookup", query_string={"game": "tcg-taikai", "q": "カードを盗んだ"})
+                 .get_data(as_text=True))
+    assert "出場停止（3年）（できます）" in html
+    body = client.get("/api/infractions", query_string={"game": "tcg-taikai", "q": "カードを盗んだ"}).get_json()
+    hit = next(r for r in body["results"] if r["penalty_id"] == "suspension-3y")
+    assert hit["discretion"] is True and "できます" in hit["penalty_may"]
+
+
+def test_tcg_disqualification_says_nothing_after_it(client, corpus):
+    """3a has only 「トーナメントを失格になるペナルティ」: what follows is not written."""
+    assert "以後のマッチ" not in corpus.sections["tcg-taikai/floor-rules/3a"].text
+    body = client.post("/api/policies/tcg-taikai/standing", json={"penalties": ["失格"]}).get_json()
+    assert body["removed"] and "以後のマッチ" not in body["removed_text"]
+    assert "その後の扱いは書かれていません" in body["removed_text"]
+
+
+def test_tcg_suspension_pages_use_the_texts_word_for_removal(client, corpus):
+    """除外 is Lycee's word; this text says 退出させ (2g)."""
+    assert "除外" not in corpus.sections["tcg-taikai/floor-rules/2g"].text
+    for iid in ("theft", "ignoring-official", "serious-violence"):
+        html = _text(client.get(f"/wizard/tcg-taikai/{iid}").get_data(as_text=True))
+        assert "除外" not in html, iid
+        assert "退出させるとは書かれていません" in html, iid
+
+
+def test_tcg_rude_language_is_not_named_after_a_3b_category(client, corpus):
+    """2b: 「冒涜的および相手を不快にさせる言動を行わないこと」; 反スポーツマンシップ行為 is 3b-i's category."""
+    assert "反スポーツマンシップ行為" in corpus.sections["tcg-taikai/floor-rules/3b-i"].text
+    body = client.get("/api/infractions/tcg-taikai/unsporting-conduct").get_json()
+    assert "反スポーツマンシップ行為" not in body["description"] and "（2b）" in body["description"]
+
+
+@pytest.mark.parametrize("iid", ["missing-sideboard-card-casual", "missing-sideboard-card-competitive"])
+def test_tcg_sideboard_card_hands_the_case_over_and_adds_no_deck_card_loss(client, policies, iid):
+    """7e gives the player a choice and no penalty; for a sideboard card it says only 「上記と同様に敗北を
+    選択する」, so the deck card's game-loss text is not shown."""
+    tcg = policies.games["tcg-taikai"]
+    html = _text(client.get(f"/wizard/tcg-taikai/{iid}").get_data(as_text=True))
+    assert tcg.hand_off.text in html
+    assert tcg.consequences["game-loss"].description not in html
+    assert client.get(f"/api/infractions/tcg-taikai/{iid}").get_json()["head_judge"] is True
+
+
+@pytest.mark.parametrize("full_id", ["dm-senshu/time-out", "ijinden/time-limit"])
+def test_time_limit_entries_say_the_rest_is_the_judges(client, policies, full_id):
+    """Where the text does not say how (後攻 in dm-senshu 205; the end time in ijinden ch7), the case is open."""
+    policy, inf = policies.infraction(full_id)
+    body = client.get(f"/api/infractions/{full_id}").get_json()
+    assert body["discretion"] is True and body["head_judge"] is True
+    html = _text(client.get(f"/wizard/{full_id}").get_data(as_text=True))
+    assert policy.hand_off.text in html
+
+
+@pytest.mark.parametrize("iid, category", [("misrepresentation", "3b-ii（期間 3 年）のカテゴリ"),
+                                           ("violence", "3b-iii（期間 5 年以上）のカテゴリ")])
+def test_tcg_serious_forms_are_categories_not_fixed_terms(client, corpus, iid, category):
+    """3b: 「適切であると認めた期間の出場停止処分を発行することができます」: no term follows by itself."""
+    assert "適切であると認めた期間" in corpus.sections["tcg-taikai/floor-rules/3b"].text
+    note = client.get(f"/api/infractions/tcg-taikai/{iid}").get_json()["discretion_note"]
+    assert category in note and "なら 3 年です" not in note and "なら 5 年以上です" not in note
+
+
+# --- lycee, ijinden: 投了, 合意による引き分け, results ---------------------------------------------------------
+
+
+def test_lycee_game_loss_does_not_carry_the_concession_rule(client):
+    """The penalty list quotes 「ゲームでの敗北」; the 2本先取 sentence belongs to 投了."""
+    body = client.get("/api/policies/lycee").get_json()
+    gl = next(c for c in body["consequences"] if c["id"] == "game-loss")
+    assert "試合は続きます" not in gl["description"] and gl["citations"] == ["lycee/guideline/penalty"]
+
+
+def test_lycee_concession_cites_that_it_is_the_players_wish(client, corpus):
+    quote = "ゲーム中、プレイヤーが望めばそのゲームを「投了」することができます。"
+    assert quote in corpus.sections["lycee/guideline/concession"].text
+    body = client.get("/api/infractions/lycee/concession").get_json()
+    assert {"section": "lycee/guideline/concession", "quote": quote} in body["quotes"]
+
+
+def test_lycee_late_draw_says_only_that_it_cannot_be_declared(client, policies):
+    """The text says only 「「合意による引き分け」を宣言することはできません」, not that the match goes on."""
+    html = _text(client.get("/wizard/lycee/intentional-draw-late").get_data(as_text=True))
+    assert "合意による引き分けにはできません" in html and "試合を続けさせます" not in html
+    sc = next(s for s in policies.games["lycee"].training.scenarios if s.id == "lycee-id-between-games")
+    assert "試合は続けます" not in sc.reasoning
+
+
+def test_ijinden_result_fix_is_open_to_the_judge(client):
+    """Whether to penalise is the judge's (第10章): discretion true, and the open answer is right in training."""
+    assert client.get("/api/infractions/ijinden/result-after-confirmation").get_json()["discretion"] is True
+    for a in ("no-penalty", "none"):
+        html = client.get("/training/ijinden", query_string={"run": "ijinden-result-fix", "a": a}
+                          ).get_data(as_text=True)
+        assert "正解" in html and "不正解" not in html, a
+
+
+def test_lycee_withdrawal_is_a_result_not_a_penalty(client):
+    """棄権扱い after a drop or 30 minutes late is what the text says happens, not a penalty to record."""
+    body = client.get("/api/policies/lycee").get_json()
+    assert next(c for c in body["consequences"] if c["id"] == "withdrawal")["result"] is True
+    resp = client.post("/api/policies/lycee/standing", json={"penalties": ["棄権扱い", "注意"]})
+    assert resp.get_json()["counts"] == {"注意": 1}
+
+
+def test_lycee_withdrawal_cannot_be_recorded(client):
+    org = make_event(client, game="lycee")
+    fj = add_staff(org, "FJ", "floor_judge")
+    player = add_player(org)
+    resp = record(fj, player, "棄権扱い")
+    assert resp.status_code == 400
+    assert fj.get(f"/players/{player}").get_json()["records"] == []
 
 
 # --- results that are not penalties --------------------------------------------------------------------

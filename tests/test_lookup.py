@@ -19,10 +19,12 @@ from lookup_bench import case_sections, supports  # noqa: E402  (one definition 
 
 # Written by someone who never saw our code or data, split in two: we tuned on the first half only.
 TUNE = "situations_tune.yaml"
+TUNE2 = "situations_tune2.yaml"  # a second tuning table by another writer who never saw our code
 REPORT = "situations_report.yaml"
 NONE = load_cases("situations_none.yaml")
 # Old tables (must not drop), then the unseen halves.
-TABLES = [t for t in ("situations.yaml", "situations_holdout.yaml", TUNE, REPORT) if (CASES_DIR / t).exists()]
+TABLES = [t for t in ("situations.yaml", "situations_holdout.yaml", TUNE, TUNE2, REPORT)
+          if (CASES_DIR / t).exists()]
 
 
 def _api(client, q, game=None, limit=3):
@@ -34,15 +36,7 @@ def _api(client, q, game=None, limit=3):
     return resp.get_json()
 
 
-def _table(t):
-    # The reporting half is measured, never tuned on: where it is under the bar, the figure is reported
-    # (xfail), not hidden.
-    mark = pytest.mark.xfail(reason="reporting half under the issue's bar (see the printed figure)",
-                             strict=False)
-    return pytest.param(t, marks=mark) if t == REPORT else t
-
-
-@pytest.mark.parametrize("table", [_table(t) for t in TABLES])
+@pytest.mark.parametrize("table", TABLES)  # the reporting half too: measured, never tuned on
 def test_lookup_gives_the_texts_answer(client, table):
     """The text's answer (its penalty, or null; discretion flagged where the row says the text leaves it open)
     with a citation carrying it: in the first three for 90%, first for 75%."""
@@ -169,3 +163,27 @@ def test_a_rule_answers_a_repeat(client):
     assert rule["penalty"] is None and rule["discretion"] and "ijinden/floor-rules/ch10-2" in rule["citations"]
     html = client.get("/wizard/ijinden", query_string={"q": "警告を何回も受けている"}).get_data(as_text=True)
     assert "累積・格上げの規定" in html and "何度も【警告】を受けた場合" in html
+
+
+# How a judge tells a story: each row's section is where the text says it, `word` the text's own word there.
+STORIES = [
+    # two kana the analyzer cuts into letters (ぼち) are read as the text's word (墓地)
+    ("ijinden", "相手が勝手に俺のぼちのカードめくって見てた", "ijinden/floor-rules/ch2", "墓地"),
+    # counters: 2個目 counts like the text's 注意2点
+    ("lycee", "N2個目ついた人", "lycee/guideline/penalty", "注意２点"),
+    # an everyday word the synonym list maps to the text's (入れ替え → 交換), whatever its inflection
+    ("lycee", "スペアの入れ替えにもう7分くらいかかってる", "lycee/guideline/spare-cards", "交換時間"),
+    # auxiliaries (〜そう, 〜てくる) and the laugh weigh nothing; 煽る is the text's 挑発
+    ("ijinden", "負けそうになった相手が へたくそｗ とか煽ってくる", "ijinden/floor-rules/ch10-2", "挑発"),
+]
+
+
+@pytest.mark.parametrize("game, q, section, word", STORIES)
+def test_a_story_reaches_the_section_that_says_it(client, library, game, q, section, word):
+    assert word in library.corpus.sections[section].text
+    body = _api(client, q, game)
+    assert body["results"], q
+    hits = [r for r in body["results"] if section in r["citations"]]
+    assert hits, [r["id"] for r in body["results"]]
+    if "ぼち" in q:  # the kana as typed is shown as what matched
+        assert any("ぼち" in r["why"]["words"] for r in hits)

@@ -53,6 +53,7 @@ def infraction_json(policy: Policy, inf, score: float | None = None) -> dict:
         "description": inf.description,
         "penalty": policy.penalty_label(inf),
         "penalty_id": inf.penalty,
+        "penalty_may": policy.penalty_may(inf),
         "discretion": inf.discretion,
         "discretion_note": inf.discretion_note,
         "head_judge": inf.head_judge,
@@ -162,7 +163,8 @@ def policy(game: str):
                     "grant": lv.grant, "citations": [c.section for c in lv.citations]}
                    for lv in p.levels.values()],
         "consequences": [{"id": c.id, "label": c.label, "description": c.description, "removes": c.removes,
-                          "citations": [x.section for x in c.citations]} for c in p.consequences.values()],
+                          "result": c.result, "may": c.may, "citations": [x.section for x in c.citations]}
+                         for c in p.consequences.values()],
         "rules": [{"id": r.id, "kind": r.kind, "level": r.level, "count": r.count, "to": r.to,
                    "to_any": r.to_any, "automatic": r.automatic, "text": r.text,
                    "citations": [c.section for c in r.citations]} for r in p.file.rules],

@@ -196,7 +196,9 @@ def choices(policy: Policy) -> list[tuple[str, str]]:
     out += [(c.id, c.label) for c in policy.consequences.values() if c.id in used]
     if any(i.procedure for i in policy.infractions.values()):
         out.append(("no-penalty", "ペナルティなし（規定の手続きのみ）"))
-    out.append(("none", NO_RULE_LABEL))
+    # who decides what the text leaves open: the head judge, unless the policy says otherwise (tcg-taikai 2g:
+    # the floor judge first, the head judge only on appeal)
+    out.append(("none", NO_RULE_LABEL if policy.file.hand_off is None else "規定なし（ジャッジの判断）"))
     return out
 
 
