@@ -56,7 +56,7 @@ def scaled_docs(corpus, n_sections: int) -> list[IndexDoc]:
                 break
             game = f"{d.game}~{k}"
             docs.append(IndexDoc(id=f"{game}/{d.doc}/{d.anchor}", game=game, doc=d.doc, anchor=d.anchor,
-                                 title=d.title, doc_title=d.doc_title, text=d.text))
+                                 title=d.title, doc_title=d.doc_title, text=d.text, numbers=d.numbers))
     return docs
 
 

@@ -6,7 +6,8 @@ How a judge's query is read (docs/corpus.md, "Search"):
   case, hiragana→katakana), so 引いた finds 引く, すりーぶ finds スリーブ.
 - readings: a query typed in kana also matches the words' readings, so けいこく finds 警告 and ぼち 墓地.
 - synonyms: judges' words that the texts do not use (rules_corpus/synonyms.yaml) add the texts' words.
-- section numbers as typed (6b-iii, 301, 第9章) go straight to their section.
+- section numbers as typed (6b-iii, 301, 第9章, 第3条) go straight to their section; how each game numbers
+  its sections is its data (`_game.yaml`, `numbering`; `Corpus.number_keys`), read into `IndexDoc.numbers`.
 - characters: when the words find fewer than asked, the query is matched character by character (bigrams)
   with the middle dot, long-vowel mark and brackets ignored, so バイスホール and ボルバル find the cards.
 Queries are built in code, never parsed from the user's text, so no input is a syntax error.
@@ -23,12 +24,11 @@ import re
 import shutil
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
-import yaml
 from markupsafe import escape
 from whoosh import index as whoosh_index
 from whoosh import query as Q
@@ -39,10 +39,11 @@ from whoosh.system import pack_uint
 
 from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton,
                        latin_consonants, section_number_keys, spelled_letters, squash, squash_map, to_katakana)
+from .yamlload import load_yaml
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "5"
+ANALYZER_VERSION = "6"
 
 
 def _analysis_version() -> str:
@@ -124,6 +125,7 @@ class IndexDoc:
     title: str
     doc_title: str
     text: str
+    numbers: list[str] = field(default_factory=list)  # how judges type its number (`Corpus.number_keys`)
 
 
 @dataclass
@@ -206,14 +208,22 @@ def analyzer() -> Analyzer:
     return _analyzer
 
 
-def number_keys(anchor: str) -> list[str]:
-    """A section's number as one key for every way of writing it (`textnorm.section_number_keys`):
-    6b-iii, ch10 (第10章), ch7-1 (第7章Ⅰ), 301."""
-    anchor = anchor.lower()
-    if re.fullmatch(r"\d+[a-z]?(-[ivx]+)?", anchor) or re.fullmatch(r"ch\d+(-\d+)?", anchor):
-        keys = section_number_keys(anchor.removeprefix("ch"))
-        return keys[:1]
-    return []
+def number_terms(numbers: Iterable[str]) -> list[str]:
+    """The index terms of a section's numbers as its game's data writes them (`Corpus.number_keys`, from
+    `_game.yaml`'s `numbering`): each key in every written form (`textnorm.section_number_keys`: 第10章, 10章
+    and ch10 give 10; 6b-iii gives 6.b.3), and the key itself squashed (art3), for a number no reading finds."""
+    out: list[str] = []
+    for key in numbers:
+        out += section_number_keys(key)
+        out.append(squash(key))
+    return [t for t in dict.fromkeys(out) if t]
+
+
+def query_number_terms(text: str) -> list[str]:
+    """What a query may be as a section number (the same forms as `number_terms`); [] for a long query."""
+    if len(squash(text)) > 16:
+        return []
+    return [t for t in dict.fromkeys([*section_number_keys(text), squash(text)]) if t]
 
 
 def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
@@ -293,7 +303,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 return [t for w in ws for t in w.forms + w.parts]
 
             writer.add_document(
-                id=d.id, game=d.game, doc=d.doc, number=" ".join(number_keys(d.anchor)),
+                id=d.id, game=d.game, doc=d.doc, number=" ".join(number_terms(d.numbers)),
                 syn=[str(g) for w in body_words + title_words for g in w.synonyms],
                 title=terms(title_words), words=terms(body_words),
                 reading=[w.reading for w in body_words + title_words],
@@ -347,7 +357,7 @@ def ensure_index(docs_factory, path: str | Path, version: str, force: bool = Fal
 
 def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
     """The reviewed synonym list: (judges' words, phrases the texts use)."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or []
+    data = load_yaml(Path(path)) or []  # strict: a duplicate key is refused, naming the file
     out = []
     for i, entry in enumerate(data):
         if not isinstance(entry, dict) or set(entry) != {"words", "means"}:
@@ -766,8 +776,9 @@ class SearchIndex:
         """
         words = self.analyse(text) if words is None else words
         signals: list[Q.Query] = []
-        keys = section_number_keys(text) if len(squash(text)) <= 16 else []
-        signals += [Q.Term("number", k, boost=WEIGHT["number"]) for k in keys]
+        keys = query_number_terms(text)
+        if keys:  # once, however many of its forms the section has
+            signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
         word_queries = [self._word_query(qw) for qw in words]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
