@@ -4,7 +4,8 @@
   98.5% / 88.5% before issue 10 and must not drop);
 - tests/cases/search_unseen_tune.yaml and search_unseen_report.yaml: queries written from the source texts
   only by someone who never saw our code or data (issue 10 point 5), and search_unseen_tune2.yaml, a second
-  tuning table by another such writer; the tuning tables are what the analysis was tuned on, the reporting half is never read by a developer: its figures come from here and the bench.
+  tuning table by another such writer; the tuning tables are what the analysis was tuned on, the
+  reporting half is never read by a developer: its figures come from here and the bench.
   Done when the reporting half has top 5 ≥95% and first ≥85% (not yet: see REPORT_BAR);
 - tests/cases/search_spelling.yaml: loose spellings (katakana within one edit, Latin names typed in kana,
   section numbers written another way): every row in the top 5, the first for ≥90%.
