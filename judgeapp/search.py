@@ -43,7 +43,7 @@ from .yamlload import load_yaml
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "6"
+ANALYZER_VERSION = "7"
 
 
 def _analysis_version() -> str:
@@ -91,6 +91,7 @@ SCHEMA = Schema(
     reading=TermsField(analyzer=_space, phrase=False),
     grams=TermsField(analyzer=_space, phrase=False),
     syn=TermsField(analyzer=_space, phrase=False),
+    pairs=TermsField(analyzer=_space, phrase=False),
     title_grams=TermsField(analyzer=_space, phrase=False),
     title_text=STORED,
     doc_title=STORED,
@@ -100,7 +101,7 @@ SCHEMA = Schema(
 FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
 # How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
 WEIGHT = {
-    "number": 40.0,     # the section number, however written
+    "number": 60.0,     # the section number, however written
     "all": 1.0,         # every word of the query in the section (added to "any")
     "title": 1.0,       # every word of the query in the section's title
     "most": 0.5,        # all words but one (queries of 3 to 5 words): one noise word does not sink a section
@@ -109,6 +110,7 @@ WEIGHT = {
     "synonym": 0.35,    # a word of the same SudachiPy synonym group
     "fuzzy": 0.5,       # a katakana word within one edit, a Latin name from its kana reading
     "phrase": 1.0,      # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
+    "pairs": 0.5,       # two words side by side as in the text (ヘッドジャッジ|いる: ヘッドジャッジがいない)
     "grams": 0.4,       # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05, # some character pairs
 }
@@ -268,6 +270,12 @@ def _contains(ids: np.ndarray, docnum: int) -> bool:
     return i < len(ids) and int(ids[i]) == docnum
 
 
+def word_pairs(words: list[Word]) -> list[str]:
+    """Each two neighbouring words (their first form), the order kept: where a query's words stand side by
+    side in a section, as they do in the judge's phrase, the section is the likelier answer."""
+    return [f"{a.forms[0]}|{b.forms[0]}" for a, b in zip(words, words[1:])]
+
+
 def _bigrams(text: str) -> list[str]:
     s = squash(text)
     return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])
@@ -305,6 +313,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
             writer.add_document(
                 id=d.id, game=d.game, doc=d.doc, number=" ".join(number_terms(d.numbers)),
                 syn=[str(g) for w in body_words + title_words for g in w.synonyms],
+                pairs=word_pairs(body_words) + word_pairs(title_words),
                 title=terms(title_words), words=terms(body_words),
                 reading=[w.reading for w in body_words + title_words],
                 grams=_bigrams(d.title) + _bigrams(d.text), title_grams=_bigrams(d.title),
@@ -794,6 +803,9 @@ class SearchIndex:
                          for w in phrase if w.forms[0] not in _QUERY_STOP]
                 if terms:
                     signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
+        pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
+        if pairs:
+            signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
         grams = list(dict.fromkeys(_bigrams(text)))[:32]
         if len(squash(text)) >= 2 and grams:
             signals.append(_weighted(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))
