@@ -225,7 +225,8 @@ def query_number_terms(text: str) -> list[str]:
     """What a query may be as a section number (the same forms as `number_terms`); [] for a long query."""
     if len(squash(text)) > 16:
         return []
-    return [t for t in dict.fromkeys([*section_number_keys(text), squash(text)]) if t]
+    raw = squash(text) if any(ch.isdigit() for ch in squash(text)) else ""  # art3; not a plain word
+    return [t for t in dict.fromkeys([*section_number_keys(text), raw]) if t]
 
 
 def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
@@ -728,8 +729,11 @@ class SearchIndex:
         grams = _bigrams(w.surface)
         if len(grams) > 1 or len(w.surface) == 2:  # the title cut otherwise (不戦勝 as 不 + 戦勝)
             alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(grams)]))
-        if qw.kana:
-            alts += [Q.Term("title", s) for s in self.lexicon["reading"].get(w.reading, ())[:3]]
+        if qw.kana:  # the words it is the reading of, as words or as characters (the title cut otherwise)
+            for surface in self.lexicon["reading"].get(w.reading, ())[:3]:
+                alts.append(Q.Term("title", surface))
+                if len(surface) >= 2:
+                    alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(_bigrams(surface))]))
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
