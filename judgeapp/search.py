@@ -24,7 +24,8 @@ import re
 import shutil
 import threading
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Iterable
 
@@ -127,7 +128,7 @@ class IndexDoc:
     title: str
     doc_title: str
     text: str
-    numbers: list[str] = field(default_factory=list)  # how judges type its number (`Corpus.number_keys`)
+    numbers: list[str] = dataclass_field(default_factory=list)  # how judges type its number (`Corpus.number_keys`)
 
 
 @dataclass
@@ -212,8 +213,8 @@ def analyzer() -> Analyzer:
 
 def number_terms(numbers: Iterable[str]) -> list[str]:
     """The index terms of a section's numbers as its game's data writes them (`Corpus.number_keys`, from
-    `_game.yaml`'s `numbering`): each key in every written form (`textnorm.section_number_keys`: 第10章, 10章
-    and ch10 give 10; 6b-iii gives 6.b.3), and the key itself squashed (art3), for a number no reading finds."""
+    `_game.yaml`'s `numbering`): each key in every written form (`textnorm.section_number_keys`: 第10章,
+    10章 and ch10 give 10; 6b-iii gives 6.b.3), and the key itself squashed (art3, which no reading finds)."""
     out: list[str] = []
     for key in numbers:
         out += section_number_keys(key)
@@ -274,7 +275,7 @@ def _contains(ids: np.ndarray, docnum: int) -> bool:
 def word_pairs(words: list[Word]) -> list[str]:
     """Each two neighbouring words (their first form), the order kept: where a query's words stand side by
     side in a section, as they do in the judge's phrase, the section is the likelier answer."""
-    return [f"{a.forms[0]}|{b.forms[0]}" for a, b in zip(words, words[1:])]
+    return [f"{a.forms[0]}|{b.forms[0]}" for a, b in zip(words, words[1:], strict=False)]
 
 
 def _bigrams(text: str) -> list[str]:
