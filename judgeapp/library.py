@@ -15,7 +15,6 @@ from .decks import DeckRules, load_deck_rules
 from .lookup import Lookup
 from .policy import Policies, PolicyError, load_policies
 from .search import IndexDoc, SearchIndex, ensure_index, load_synonyms
-from .yamlload import load_yaml
 
 
 @dataclass
@@ -32,7 +31,8 @@ def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
     for section in corpus.sections.values():
         doc = corpus.documents[f"{section.game}/{section.doc}"]
         yield IndexDoc(id=section.id, game=section.game, doc=section.doc, anchor=section.anchor,
-                       title=section.title, doc_title=doc.title, text=section.text)
+                       title=section.title, doc_title=doc.title, text=section.text,
+                       numbers=corpus.number_keys(section))
 
 
 def situation_docs(policies: Policies) -> Iterator[IndexDoc]:
@@ -63,8 +63,7 @@ def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
     ensure_index(lambda: index_docs(corpus), index_dir, corpus.version, force=rebuild)
     synonyms = []
     if synonyms_path and Path(synonyms_path).exists():
-        load_yaml(Path(synonyms_path))  # refuses duplicate keys (search.load_synonyms reads it with PyYAML)
-        synonyms = load_synonyms(synonyms_path)
+        synonyms = load_synonyms(synonyms_path)  # refuses duplicate keys (judgeapp.yamlload)
     lib = Library(corpus=corpus, index=SearchIndex(index_dir, synonyms))
     if infractions_dir is not None:
         policies = load_policies(infractions_dir, corpus)

@@ -26,7 +26,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
-from .search import analyzer, load_synonyms, number_keys
+from .search import analyzer, load_synonyms, number_terms
 from .textnorm import fold, is_kana, squash
 
 bp = Blueprint("offline", __name__)
@@ -262,7 +262,7 @@ def build_index_export(docs, synonyms) -> dict:
         grams = len(_bigrams(d.title)) + len(_bigrams(d.text))
         out_docs.append({
             "id": d.id, "game": d.game, "title": d.title, "doc": d.doc_title, "text": d.text,
-            "num": number_keys(d.anchor) if d.anchor else [], "w": ids(words), "t": ids(title_words),
+            "num": number_terms(d.numbers), "w": ids(words), "t": ids(title_words),
             "r": ids(reads + title_reads),
             # Field lengths as a Whoosh index stores them (one byte each: an approximation), for BM25F.
             "dl": {f: _stored_length(n) for f, n in (("w", len(words)), ("t", len(title_words)),

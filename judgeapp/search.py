@@ -6,7 +6,8 @@ How a judge's query is read (docs/corpus.md, "Search"):
   case, hiragana→katakana), so 引いた finds 引く, すりーぶ finds スリーブ.
 - readings: a query typed in kana also matches the words' readings, so けいこく finds 警告 and ぼち 墓地.
 - synonyms: judges' words that the texts do not use (rules_corpus/synonyms.yaml) add the texts' words.
-- section numbers as typed (6b-iii, 301, 第9章) go straight to their section.
+- section numbers as typed (6b-iii, 301, 第9章, 第3条) go straight to their section; how each game numbers
+  its sections is its data (`_game.yaml`, `numbering`; `Corpus.number_keys`), read into `IndexDoc.numbers`.
 - characters: when the words find fewer than asked, the query is matched character by character (bigrams)
   with the middle dot, long-vowel mark and brackets ignored, so バイスホール and ボルバル find the cards.
 Queries are built in code, never parsed from the user's text, so no input is a syntax error.
@@ -24,11 +25,11 @@ import shutil
 import threading
 from collections import Counter, OrderedDict
 from dataclasses import dataclass
+from dataclasses import field as dataclass_field
 from pathlib import Path
 from typing import Iterable
 
 import numpy as np
-import yaml
 from markupsafe import escape
 from whoosh import index as whoosh_index
 from whoosh import query as Q
@@ -39,10 +40,11 @@ from whoosh.system import pack_uint
 
 from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton,
                        latin_consonants, section_number_keys, spelled_letters, squash, squash_map, to_katakana)
+from .yamlload import load_yaml
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "5"
+ANALYZER_VERSION = "7"
 
 
 def _analysis_version() -> str:
@@ -90,6 +92,7 @@ SCHEMA = Schema(
     reading=TermsField(analyzer=_space, phrase=False),
     grams=TermsField(analyzer=_space, phrase=False),
     syn=TermsField(analyzer=_space, phrase=False),
+    pairs=TermsField(analyzer=_space, phrase=False),
     title_grams=TermsField(analyzer=_space, phrase=False),
     title_text=STORED,
     doc_title=STORED,
@@ -99,7 +102,7 @@ SCHEMA = Schema(
 FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
 # How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
 WEIGHT = {
-    "number": 40.0,     # the section number, however written
+    "number": 60.0,     # the section number, however written
     "all": 1.0,         # every word of the query in the section (added to "any")
     "title": 1.0,       # every word of the query in the section's title
     "most": 0.5,        # all words but one (queries of 3 to 5 words): one noise word does not sink a section
@@ -108,6 +111,7 @@ WEIGHT = {
     "synonym": 0.35,    # a word of the same SudachiPy synonym group
     "fuzzy": 0.5,       # a katakana word within one edit, a Latin name from its kana reading
     "phrase": 1.0,      # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
+    "pairs": 0.5,       # two words side by side as in the text (ヘッドジャッジ|いる: ヘッドジャッジがいない)
     "grams": 0.4,       # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05, # some character pairs
 }
@@ -124,6 +128,7 @@ class IndexDoc:
     title: str
     doc_title: str
     text: str
+    numbers: list[str] = dataclass_field(default_factory=list)  # how judges type its number (`Corpus.number_keys`)
 
 
 @dataclass
@@ -221,14 +226,23 @@ def analyzer() -> Analyzer:
     return _analyzer
 
 
-def number_keys(anchor: str) -> list[str]:
-    """A section's number as one key for every way of writing it (`textnorm.section_number_keys`):
-    6b-iii, ch10 (第10章), ch7-1 (第7章Ⅰ), 301."""
-    anchor = anchor.lower()
-    if re.fullmatch(r"\d+[a-z]?(-[ivx]+)?", anchor) or re.fullmatch(r"ch\d+(-\d+)?", anchor):
-        keys = section_number_keys(anchor.removeprefix("ch"))
-        return keys[:1]
-    return []
+def number_terms(numbers: Iterable[str]) -> list[str]:
+    """The index terms of a section's numbers as its game's data writes them (`Corpus.number_keys`, from
+    `_game.yaml`'s `numbering`): each key in every written form (`textnorm.section_number_keys`: 第10章,
+    10章 and ch10 give 10; 6b-iii gives 6.b.3), and the key itself squashed (art3, which no reading finds)."""
+    out: list[str] = []
+    for key in numbers:
+        out += section_number_keys(key)
+        out.append(squash(key))
+    return [t for t in dict.fromkeys(out) if t]
+
+
+def query_number_terms(text: str) -> list[str]:
+    """What a query may be as a section number (the same forms as `number_terms`); [] for a long query."""
+    if len(squash(text)) > 16:
+        return []
+    raw = squash(text) if any(ch.isdigit() for ch in squash(text)) else ""  # art3; not a plain word
+    return [t for t in dict.fromkeys([*section_number_keys(text), raw]) if t]
 
 
 def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
@@ -273,6 +287,12 @@ def _contains(ids: np.ndarray, docnum: int) -> bool:
     return i < len(ids) and int(ids[i]) == docnum
 
 
+def word_pairs(words: list[Word]) -> list[str]:
+    """Each two neighbouring words (their first form), the order kept: where a query's words stand side by
+    side in a section, as they do in the judge's phrase, the section is the likelier answer."""
+    return [f"{a.forms[0]}|{b.forms[0]}" for a, b in zip(words, words[1:], strict=False)]
+
+
 def _bigrams(text: str) -> list[str]:
     s = squash(text)
     return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])
@@ -308,8 +328,9 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 return [t for w in ws for t in w.forms + w.parts]
 
             writer.add_document(
-                id=d.id, game=d.game, doc=d.doc, number=" ".join(number_keys(d.anchor)),
+                id=d.id, game=d.game, doc=d.doc, number=" ".join(number_terms(d.numbers)),
                 syn=[str(g) for w in body_words + title_words for g in w.synonyms],
+                pairs=word_pairs(body_words) + word_pairs(title_words),
                 title=terms(title_words), words=terms(body_words),
                 reading=[w.reading for w in body_words + title_words],
                 grams=_bigrams(d.title) + _bigrams(d.text), title_grams=_bigrams(d.title),
@@ -362,7 +383,7 @@ def ensure_index(docs_factory, path: str | Path, version: str, force: bool = Fal
 
 def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
     """The reviewed synonym list: (judges' words, phrases the texts use)."""
-    data = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or []
+    data = load_yaml(Path(path)) or []  # strict: a duplicate key is refused, naming the file
     out = []
     for i, entry in enumerate(data):
         if not isinstance(entry, dict) or set(entry) != {"words", "means"}:
@@ -724,8 +745,11 @@ class SearchIndex:
         grams = _bigrams(w.surface)
         if len(grams) > 1 or len(w.surface) == 2:  # the title cut otherwise (不戦勝 as 不 + 戦勝)
             alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(grams)]))
-        if qw.kana:
-            alts += [Q.Term("title", s) for s in self.lexicon["reading"].get(w.reading, ())[:3]]
+        if qw.kana:  # the words it is the reading of, as words or as characters (the title cut otherwise)
+            for surface in self.lexicon["reading"].get(w.reading, ())[:3]:
+                alts.append(Q.Term("title", surface))
+                if len(surface) >= 2:
+                    alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(_bigrams(surface))]))
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
@@ -781,8 +805,9 @@ class SearchIndex:
         """
         words = self.analyse(text) if words is None else words
         signals: list[Q.Query] = []
-        keys = section_number_keys(text) if len(squash(text)) <= 16 else []
-        signals += [Q.Term("number", k, boost=WEIGHT["number"]) for k in keys]
+        keys = query_number_terms(text)
+        if keys:  # once, however many of its forms the section has
+            signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
         word_queries = [self._word_query(qw) for qw in words]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
@@ -798,6 +823,9 @@ class SearchIndex:
                          for w in phrase if w.forms[0] not in _QUERY_STOP]
                 if terms:
                     signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
+        pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
+        if pairs:
+            signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
         grams = list(dict.fromkeys(_bigrams(text)))[:32]
         if len(squash(text)) >= 2 and grams:
             signals.append(_weighted(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))

@@ -36,9 +36,15 @@ def _fold_char(ch: str) -> str:
     return norm.lower()
 
 
+@lru_cache(maxsize=65536)
+def _fold_short(text: str) -> str:
+    return "".join(map(_fold_char, text))
+
+
 def fold(text: str) -> str:
-    """Fold width, case and hiragana→katakana, one character for one."""
-    return "".join(_fold_char(ch) for ch in text)
+    """Fold width, case and hiragana→katakana, one character for one (a word's folding is kept: the index
+    folds each of a word's forms, and the same words come back again and again)."""
+    return _fold_short(text) if len(text) <= 32 else "".join(map(_fold_char, text))
 
 
 def clean_query(text: str, max_chars: int = 200) -> str:

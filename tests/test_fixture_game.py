@@ -68,8 +68,6 @@ def test_numbers_as_typed_come_from_its_data(library):
         assert library.corpus.number_keys(library.corpus.sections[sid]) == keys
 
 
-@pytest.mark.xfail(strict=True, reason="search.py still derives number keys from anchors itself "
-                   "(number_keys); it should index Corpus.number_keys (issue 14, point 1)")
 def test_a_section_number_as_typed_goes_to_its_section(library):
     hits = library.index.search("第3条", game=GAME, limit=3).hits
     assert hits[0].id == "hoshikuzu/floor-rules/art3"

@@ -3,8 +3,9 @@
 - tests/cases/search_queries.yaml, our judges' query table: top 5 for ≥98%, first for ≥88% (it stood at
   98.5% / 88.5% before issue 10 and must not drop);
 - tests/cases/search_unseen_tune.yaml and search_unseen_report.yaml: queries written from the source texts
-  only by someone who never saw our code or data (issue 10 point 5); the tuning half is what the analysis
-  was tuned on, the reporting half is never read by a developer: its figures come from here and the bench.
+  only by someone who never saw our code or data (issue 10 point 5), and search_unseen_tune2.yaml, a second
+  tuning table by another such writer; the tuning tables are what the analysis was tuned on, the
+  reporting half is never read by a developer: its figures come from here and the bench.
   Done when the reporting half has top 5 ≥95% and first ≥85% (not yet: see REPORT_BAR);
 - tests/cases/search_spelling.yaml: loose spellings (katakana within one edit, Latin names typed in kana,
   section numbers written another way): every row in the top 5, the first for ≥90%.
@@ -90,12 +91,13 @@ def test_nothing_found_stays_nothing(library):
 
 # Issue 10's done-when bar on the reporting half (top 5 ≥95%, first ≥85%) is not met yet: its first hit is
 # marked as expected to fail (the figure is printed either way); the floors below it must hold.
-REPORT_BAR = pytest.mark.xfail(reason="issue 10: first hit on the reporting half is under 85% (83.3%)",
+REPORT_BAR = pytest.mark.xfail(reason="issue 10: first hit on the reporting half is under 85% (84.6%)",
                                strict=False)
 
 
 @pytest.mark.parametrize("table, bars", [
     ("search_unseen_tune.yaml", (0.95, 0.85)),
+    ("search_unseen_tune2.yaml", (0.95, 0.85)),
     ("search_unseen_report.yaml", (0.95, 0.80)),
     pytest.param("search_unseen_report.yaml", (0.95, 0.85), marks=REPORT_BAR, id="report-done-when"),
 ])
