@@ -32,13 +32,49 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PY = sys.executable
-SEARCHES = ["遅刻", "すりーぶ", "引きすぎ", "ﾃﾞｯｷ", "けいこく", "失格", "スマホ", "プレ殿", "6b-iii", "観客 助言",
-            "シャッフル", "時間切れ", "サイドボード", "二重スリーブ", "ドロップ", "談合", "デッキ 枚数", "ジャッジ"]
-SECTIONS = ["/rules/lycee/guideline/tardiness", "/rules/ijinden/floor-rules/ch10-2", "/rules/dm-senshu/floor-rules/305",
-            "/rules/tcg-taikai/floor-rules/7e", "/rules/tcg-taikai/floor-rules/3b-i", "/rules/lycee/guideline/promo-cards"]
-OUTCOMES = ["/wizard/ijinden/extra-draw", "/wizard/lycee/late-seat", "/wizard/tcg-taikai/missing-deck-card",
-            "/wizard/dm-senshu/premium-hall-card", "/wizard/ijinden/slow-play?prior.warning=1"]
-MIX = [("home", 15), ("search", 30), ("section", 20), ("wizard step", 15), ("outcome", 10), ("player page", 10)]
+SEARCHES = [
+    "遅刻",
+    "すりーぶ",
+    "引きすぎ",
+    "ﾃﾞｯｷ",
+    "けいこく",
+    "失格",
+    "スマホ",
+    "プレ殿",
+    "6b-iii",
+    "観客 助言",
+    "シャッフル",
+    "時間切れ",
+    "サイドボード",
+    "二重スリーブ",
+    "ドロップ",
+    "談合",
+    "デッキ 枚数",
+    "ジャッジ",
+]
+SECTIONS = [
+    "/rules/lycee/guideline/tardiness",
+    "/rules/ijinden/floor-rules/ch10-2",
+    "/rules/dm-senshu/floor-rules/305",
+    "/rules/tcg-taikai/floor-rules/7e",
+    "/rules/tcg-taikai/floor-rules/3b-i",
+    "/rules/lycee/guideline/promo-cards",
+]
+OUTCOMES = [
+    "/wizard/ijinden/extra-draw",
+    "/wizard/lycee/late-seat",
+    "/wizard/tcg-taikai/missing-deck-card",
+    "/wizard/dm-senshu/premium-hall-card",
+    "/wizard/ijinden/slow-play?prior.warning=1",
+]
+MIX = [
+    ("home", 15),
+    ("search", 30),
+    ("section", 20),
+    ("wizard step", 15),
+    ("outcome", 10),
+    ("player page", 10),
+]
 
 
 def free_port() -> int:
@@ -57,21 +93,34 @@ class Server:
 
     def __init__(self, kind: str, workdir: Path, database_url: str, index_dir: Path):
         self.kind, self.port = kind, free_port()
-        self.env = {**os.environ, "JUDGEAPP_DATABASE_URL": database_url, "JUDGEAPP_SECRET_KEY": "bench",
-                    "JUDGEAPP_INDEX_DIR": str(index_dir / "search-index"),
-                    "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir / "situation-index")}
+        self.env = {
+            **os.environ,
+            "JUDGEAPP_DATABASE_URL": database_url,
+            "JUDGEAPP_SECRET_KEY": "bench",
+            "JUDGEAPP_INDEX_DIR": str(index_dir / "search-index"),
+            "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir / "situation-index"),
+        }
         if kind == "waitress":
             self.cmd = [PY, "-m", "judgeapp.cli", "serve", "--port", str(self.port)]
         else:
-            self.cmd = [str(Path(PY).with_name("gunicorn")), "-w", str(os.cpu_count() or 2), "--threads", "4",
-                        "-b", f"127.0.0.1:{self.port}", "judgeapp:create_app()"]
+            self.cmd = [
+                str(Path(PY).with_name("gunicorn")),
+                "-w",
+                str(os.cpu_count() or 2),
+                "--threads",
+                "4",
+                "-b",
+                f"127.0.0.1:{self.port}",
+                "judgeapp:create_app()",
+            ]
         self.proc = None
 
     def start(self) -> float:
         """Start; the seconds until the first search is answered."""
         t0 = time.perf_counter()
-        self.proc = subprocess.Popen(self.cmd, env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            self.cmd, env=self.env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
         while True:
             try:
                 conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=2)
@@ -128,34 +177,57 @@ class Client:
         headers = {"Content-Type": "application/json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
-        status, data = self.request(method, path, json.dumps(body).encode() if body is not None else None, headers)
+        status, data = self.request(
+            method, path, json.dumps(body).encode() if body is not None else None, headers
+        )
         return status, json.loads(data) if data else None
 
     def sign_in(self, event_id: int, name: str, passcode: str) -> None:
         _, html = self.request("GET", f"/events/{event_id}/signin")
         token = re.search(rb'name="csrf_token" value="([^"]+)"', html).group(1).decode()
         body = urllib.parse.urlencode({"csrf_token": token, "name": name, "passcode": passcode}).encode()
-        status, _ = self.request("POST", f"/events/{event_id}/signin", body,
-                                 {"Content-Type": "application/x-www-form-urlencoded"})
+        status, _ = self.request(
+            "POST", f"/events/{event_id}/signin", body, {"Content-Type": "application/x-www-form-urlencoded"}
+        )
         assert status == 302, status
 
 
 def seed_event(port: int, game: str = "lycee", players: int = 30, judges: int = 0) -> dict:
     c = Client(port)
-    status, data = c.json("POST", "/api/events", {"name": "ベンチ大会", "game": game, "date": "2026-12-01",
-                                                   "level": "competitive", "rounds": 8, "organizer": "主催",
-                                                   "passcode": "bench-passcode"})
+    status, data = c.json(
+        "POST",
+        "/api/events",
+        {
+            "name": "ベンチ大会",
+            "game": game,
+            "date": "2026-12-01",
+            "level": "competitive",
+            "rounds": 8,
+            "organizer": "主催",
+            "passcode": "bench-passcode",
+        },
+    )
     assert status == 201, data
     eid, token = data["event"]["id"], data["token"]
-    status, data = c.json("POST", f"/api/events/{eid}/players", {
-        "players": [{"number": f"{i:03d}", "name": f"選手{i}"} for i in range(1, players + 1)]}, token)
+    status, data = c.json(
+        "POST",
+        f"/api/events/{eid}/players",
+        {"players": [{"number": f"{i:03d}", "name": f"選手{i}"} for i in range(1, players + 1)]},
+        token,
+    )
     assert status == 201, data
     player_ids = [p["id"] for p in data["results"]]
     tokens = []
     for j in range(judges):
-        status, st = c.json("POST", f"/api/events/{eid}/staff", {"name": f"J{j}", "role": "floor_judge",
-                                                                 "passcode": "judge-passcode"}, token)
-        status, tk = c.json("POST", f"/api/events/{eid}/token", {"name": f"J{j}", "passcode": "judge-passcode"})
+        status, st = c.json(
+            "POST",
+            f"/api/events/{eid}/staff",
+            {"name": f"J{j}", "role": "floor_judge", "passcode": "judge-passcode"},
+            token,
+        )
+        status, tk = c.json(
+            "POST", f"/api/events/{eid}/token", {"name": f"J{j}", "passcode": "judge-passcode"}
+        )
         assert status == 201, tk
         tokens.append(tk["token"])
     return {"event": eid, "token": token, "players": player_ids, "judges": tokens}
@@ -177,7 +249,9 @@ def desk(port: int, ev: dict, stop: threading.Event, counts: list) -> None:
     auth = {"Authorization": f"Bearer {ev['token']}"}
     while not stop.is_set():
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-        conn.request("GET", f"/events/{ev['event']}/desk/stream", headers={**auth, "Accept": "text/event-stream"})
+        conn.request(
+            "GET", f"/events/{ev['event']}/desk/stream", headers={**auth, "Accept": "text/event-stream"}
+        )
         resp = conn.getresponse()
         if resp.status != 200:
             counts.append(("refused", resp.status))
@@ -195,16 +269,26 @@ def desk(port: int, ev: dict, stop: threading.Event, counts: list) -> None:
         conn.close()
 
 
-def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7, desks: int = 0,
-         record_every: float | None = None) -> dict:
+def load(
+    port: int,
+    requests: int = 3000,
+    clients: int = 20,
+    seed: int = 7,
+    desks: int = 0,
+    record_every: float | None = None,
+) -> dict:
     """The page mix by `clients` judges; beside them `desks` open desks, and (record_every) one judge recording
     a penalty every so many seconds, which every open desk hears and reloads its fragment for."""
     ev = seed_event(port)
     c = Client(port)
     for pid in ev["players"][:10]:  # some history on the player pages
         for level in ("N", "W"):
-            c.json("POST", f"/api/events/{ev['event']}/penalties",
-                   {"player": pid, "round": 1, "level": level, "facts": "ベンチ"}, ev["token"])
+            c.json(
+                "POST",
+                f"/api/events/{ev['event']}/penalties",
+                {"player": pid, "round": 1, "level": level, "facts": "ベンチ"},
+                ev["token"],
+            )
     rng = random.Random(seed)
     kinds = [k for k, w in MIX for _ in range(w)]
     plan = []
@@ -213,7 +297,11 @@ def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7, desk
         if kind == "home":
             path = "/"
         elif kind == "search":
-            path = "/search?q=" + urllib.parse.quote(rng.choice(SEARCHES)) + rng.choice(["", "&game=lycee", "&game=ijinden"])
+            path = (
+                "/search?q="
+                + urllib.parse.quote(rng.choice(SEARCHES))
+                + rng.choice(["", "&game=lycee", "&game=ijinden"])
+            )
         elif kind == "section":
             path = rng.choice(SECTIONS)
         elif kind == "wizard step":
@@ -251,15 +339,21 @@ def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7, desk
 
     stop = threading.Event()
     desk_counts: list = []
-    side = [threading.Thread(target=desk, args=(port, ev, stop, desk_counts), daemon=True) for _ in range(desks)]
+    side = [
+        threading.Thread(target=desk, args=(port, ev, stop, desk_counts), daemon=True) for _ in range(desks)
+    ]
 
     def recorder():
         rc = Client(port)
         n = 0
         while not stop.wait(record_every):
             n += 1
-            rc.json("POST", f"/api/events/{ev['event']}/penalties",
-                    {"player": ev["players"][20 + n % 10], "round": 1, "level": "N", "facts": "デスク"}, ev["token"])
+            rc.json(
+                "POST",
+                f"/api/events/{ev['event']}/penalties",
+                {"player": ev["players"][20 + n % 10], "round": 1, "level": "N", "facts": "デスク"},
+                ev["token"],
+            )
 
     if record_every:
         side.append(threading.Thread(target=recorder, daemon=True))
@@ -272,11 +366,18 @@ def load(port: int, requests: int = 3000, clients: int = 20, seed: int = 7, desk
     all_server = [x for v in server.values() for x in v]
     return {
         "server": (percentile(all_server, 50), percentile(all_server, 95), percentile(all_server, 99)),
-        "server_kinds": {k: (percentile(v, 50), percentile(v, 95), percentile(v, 99)) for k, v in server.items()},
-        "requests": len(all_times), "clients": clients, "rps": len(all_times) / wall, "errors": len(errors),
+        "server_kinds": {
+            k: (percentile(v, 50), percentile(v, 95), percentile(v, 99)) for k, v in server.items()
+        },
+        "requests": len(all_times),
+        "clients": clients,
+        "rps": len(all_times) / wall,
+        "errors": len(errors),
         "all": (percentile(all_times, 50), percentile(all_times, 95), percentile(all_times, 99)),
-        "kinds": {k: (len(v), percentile(v, 50), percentile(v, 95), percentile(v, 99), max(sizes[k]))
-                  for k, v in times.items()},
+        "kinds": {
+            k: (len(v), percentile(v, 50), percentile(v, 95), percentile(v, 99), max(sizes[k]))
+            for k, v in times.items()
+        },
         "desk_fragments": sum(1 for k, st in desk_counts if k == "fragment" and st == 200),
         "desk_refused": sum(1 for k, _ in desk_counts if k == "refused"),
     }
@@ -296,25 +397,37 @@ def desks_beside(work: Path, index_dir: Path, requests: int) -> list[str]:
         finally:
             srv.stop()
     a, b = out[0], out[10]
-    lines = ["### Desks open beside the judges", "",
-             f"{requests} page requests by 20 clients (the mix above), a judge recording a penalty every second; "
-             "then the same with 10 head judge desks open (event stream, fragment reloaded on every change). "
-             "waitress as `judgeapp serve` runs it (8 page threads, and threads of their own for up to 24 streams).",
-             "", "| | requests/s | client p50 | client p95 | client p99 | server p95 | desk reloads | refused |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    lines = [
+        "### Desks open beside the judges",
+        "",
+        f"{requests} page requests by 20 clients (the mix above), a judge recording a penalty every second; "
+        "then the same with 10 head judge desks open (event stream, fragment reloaded on every change). "
+        "waitress as `judgeapp serve` runs it (8 page threads, and threads of their own for up to 24 streams).",
+        "",
+        "| | requests/s | client p50 | client p95 | client p99 | server p95 | desk reloads | refused |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for name, r in (("without desks", a), ("10 desks open", b)):
-        lines.append(f"| {name} | {r['rps']:.0f} | {r['all'][0]:.1f} | {r['all'][1]:.1f} | {r['all'][2]:.1f} | "
-                     f"{r['server'][1]:.1f} | {r['desk_fragments']} | {r['desk_refused']} |")
+        lines.append(
+            f"| {name} | {r['rps']:.0f} | {r['all'][0]:.1f} | {r['all'][1]:.1f} | {r['all'][2]:.1f} | "
+            f"{r['server'][1]:.1f} | {r['desk_fragments']} | {r['desk_refused']} |"
+        )
     ratio = max(b["all"][1] / a["all"][1], a["rps"] / b["rps"])
-    lines += ["", f"Worst ratio (client p95, and requests/s inverted): {ratio:.2f}× "
-              f"({'within' if ratio <= 1.5 else 'OVER'} the 1.5× target).", ""]
+    lines += [
+        "",
+        f"Worst ratio (client p95, and requests/s inverted): {ratio:.2f}× "
+        f"({'within' if ratio <= 1.5 else 'OVER'} the 1.5× target).",
+        "",
+    ]
     return lines
 
 
 def recording(port: int, judges: int = 10, per_judge: int = 40, players: int = 5) -> dict:
     ev = seed_event(port, players=players, judges=judges)
     rng = random.Random(11)
-    plans = [[(rng.choice(ev["players"]), rng.choice(["N", "W"])) for _ in range(per_judge)] for _ in range(judges)]
+    plans = [
+        [(rng.choice(ev["players"]), rng.choice(["N", "W"])) for _ in range(per_judge)] for _ in range(judges)
+    ]
     latencies: list[float] = []
     lock = threading.Lock()
     barrier = threading.Barrier(judges)
@@ -325,8 +438,12 @@ def recording(port: int, judges: int = 10, per_judge: int = 40, players: int = 5
         barrier.wait()
         for pid, level in plans[j]:
             t = time.perf_counter()
-            status, data = c.json("POST", f"/api/events/{ev['event']}/penalties",
-                                  {"player": pid, "round": 1, "level": level, "facts": "同時記録"}, ev["judges"][j])
+            status, data = c.json(
+                "POST",
+                f"/api/events/{ev['event']}/penalties",
+                {"player": pid, "round": 1, "level": level, "facts": "同時記録"},
+                ev["judges"][j],
+            )
             dt = (time.perf_counter() - t) * 1000
             with lock:
                 latencies.append(dt)
@@ -343,10 +460,19 @@ def recording(port: int, judges: int = 10, per_judge: int = 40, players: int = 5
         _, seq = c.json("POST", "/api/policies/lycee/standing", {"penalties": levels})
         given = sum(1 for plan in plans for p, _ in plan if p == pid)
         same &= data["standing"]["effective"] == seq["effective"] and len(levels) == given
-        same &= [r["seq"] for r in sorted(data["records"], key=lambda r: r["seq"])] == list(range(1, given + 1))
-    return {"records": len(latencies), "judges": judges, "rps": len(latencies) / wall,
-            "p50": percentile(latencies, 50), "p95": percentile(latencies, 95), "p99": percentile(latencies, 99),
-            "failures": len(failures), "standings_equal": same}
+        same &= [r["seq"] for r in sorted(data["records"], key=lambda r: r["seq"])] == list(
+            range(1, given + 1)
+        )
+    return {
+        "records": len(latencies),
+        "judges": judges,
+        "rps": len(latencies) / wall,
+        "p50": percentile(latencies, 50),
+        "p95": percentile(latencies, 95),
+        "p99": percentile(latencies, 99),
+        "failures": len(failures),
+        "standings_equal": same,
+    }
 
 
 def postgres_url() -> str | None:
@@ -365,14 +491,24 @@ def postgres_url() -> str | None:
 
 
 def migrate(url: str) -> None:
-    subprocess.run([PY, "-c", f"from judgeapp.events.db import upgrade; upgrade({url!r})"], cwd=ROOT, check=True)
+    subprocess.run(
+        [PY, "-c", f"from judgeapp.events.db import upgrade; upgrade({url!r})"], cwd=ROOT, check=True
+    )
 
 
 def build_index(index_dir: Path) -> None:
-    subprocess.run([PY, "-c", "from judgeapp.library import open_library; from judgeapp import ROOT; "
-                    f"open_library(ROOT/'rules_corpus', {str(index_dir / 'search-index')!r}, "
-                    "ROOT/'rules_corpus'/'synonyms.yaml', rebuild=True, infractions_dir=ROOT/'infractions', "
-                    f"situation_index_dir={str(index_dir / 'situation-index')!r})"], cwd=ROOT, check=True)
+    subprocess.run(
+        [
+            PY,
+            "-c",
+            "from judgeapp.library import open_library; from judgeapp import ROOT; "
+            f"open_library(ROOT/'rules_corpus', {str(index_dir / 'search-index')!r}, "
+            "ROOT/'rules_corpus'/'synonyms.yaml', rebuild=True, infractions_dir=ROOT/'infractions', "
+            f"situation_index_dir={str(index_dir / 'situation-index')!r})",
+        ],
+        cwd=ROOT,
+        check=True,
+    )
 
 
 def run_desks(requests: int = 3000) -> list[str]:
@@ -392,10 +528,17 @@ def run(requests: int = 3000) -> list[str]:
         index_dir = work / "instance"
         # Cold start: the index build for the real corpus, then process start → first answered search.
         t = time.perf_counter()
-        subprocess.run([PY, "-c", "from judgeapp.library import open_library; from judgeapp import ROOT; "
-                        f"open_library(ROOT/'rules_corpus', {str(index_dir / 'search-index')!r}, ROOT/'rules_corpus'/'synonyms.yaml', "
-                        f"rebuild=True, infractions_dir=ROOT/'infractions', situation_index_dir={str(index_dir / 'situation-index')!r})"],
-                       cwd=ROOT, check=True)
+        subprocess.run(
+            [
+                PY,
+                "-c",
+                "from judgeapp.library import open_library; from judgeapp import ROOT; "
+                f"open_library(ROOT/'rules_corpus', {str(index_dir / 'search-index')!r}, ROOT/'rules_corpus'/'synonyms.yaml', "
+                f"rebuild=True, infractions_dir=ROOT/'infractions', situation_index_dir={str(index_dir / 'situation-index')!r})",
+            ],
+            cwd=ROOT,
+            check=True,
+        )
         build_s = time.perf_counter() - t
         sqlite_url = f"sqlite:///{work / 'bench.db'}"
         migrate(sqlite_url)
@@ -406,17 +549,25 @@ def run(requests: int = 3000) -> list[str]:
                 cold.append(srv.start())
             finally:
                 srv.stop()
-        lines += ["### Cold start", "",
-                  f"- index build for the real corpus (rules and situations, including loading the dictionary): {build_s:.1f} s",
-                  f"- process start → first answered search, index present (waitress, median of 3): {statistics.median(cold):.2f} s",
-                  ""]
+        lines += [
+            "### Cold start",
+            "",
+            f"- index build for the real corpus (rules and situations, including loading the dictionary): {build_s:.1f} s",
+            f"- process start → first answered search, index present (waitress, median of 3): {statistics.median(cold):.2f} s",
+            "",
+        ]
         print("\n".join(lines[-4:]), flush=True)
 
-        lines += ["### Pages under load", "",
-                  f"{requests} requests by 20 concurrent keep-alive clients (signed in as staff), the mix "
-                  + ", ".join(f"{k} {w}%" for k, w in MIX) + "; times in ms. Server time is the app's own "
-                  "(`Server-Timing`, from the request reaching Flask to the response); client time adds the server's "
-                  "queue and the network stack. The load generator runs on the same 2 cores.", ""]
+        lines += [
+            "### Pages under load",
+            "",
+            f"{requests} requests by 20 concurrent keep-alive clients (signed in as staff), the mix "
+            + ", ".join(f"{k} {w}%" for k, w in MIX)
+            + "; times in ms. Server time is the app's own "
+            "(`Server-Timing`, from the request reaching Flask to the response); client time adds the server's "
+            "queue and the network stack. The load generator runs on the same 2 cores.",
+            "",
+        ]
         for kind in ("waitress", "gunicorn"):
             url = f"sqlite:///{work / f'load-{kind}.db'}"
             migrate(url)
@@ -426,28 +577,40 @@ def run(requests: int = 3000) -> list[str]:
                 r = load(srv.port, requests=requests)
             finally:
                 srv.stop()
-            label = "waitress (`judgeapp serve`, 8 threads)" if kind == "waitress" else \
-                f"gunicorn -w {os.cpu_count()} --threads 4 (docs/deploy.md)"
-            lines += [f"**{label}**: {r['rps']:.0f} requests/s, {r['errors']} errors; server time p50 "
-                      f"{r['server'][0]:.1f} / p95 {r['server'][1]:.1f} / p99 {r['server'][2]:.1f} ms; at the client "
-                      f"p50 {r['all'][0]:.1f} / p95 {r['all'][1]:.1f} / p99 {r['all'][2]:.1f} ms", "",
-                      "| page type | requests | server p50 | server p95 | server p99 | client p50 | client p95 | client p99 | largest page KB |",
-                      "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+            label = (
+                "waitress (`judgeapp serve`, 8 threads)"
+                if kind == "waitress"
+                else f"gunicorn -w {os.cpu_count()} --threads 4 (docs/deploy.md)"
+            )
+            lines += [
+                f"**{label}**: {r['rps']:.0f} requests/s, {r['errors']} errors; server time p50 "
+                f"{r['server'][0]:.1f} / p95 {r['server'][1]:.1f} / p99 {r['server'][2]:.1f} ms; at the client "
+                f"p50 {r['all'][0]:.1f} / p95 {r['all'][1]:.1f} / p99 {r['all'][2]:.1f} ms",
+                "",
+                "| page type | requests | server p50 | server p95 | server p99 | client p50 | client p95 | client p99 | largest page KB |",
+                "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            ]
             for k, _ in MIX:
                 n, p50, p95, p99, size = r["kinds"][k]
                 s50, s95, s99 = r["server_kinds"][k]
-                lines.append(f"| {k} | {n} | {s50:.1f} | {s95:.1f} | {s99:.1f} | {p50:.1f} | {p95:.1f} | {p99:.1f} | "
-                             f"{size / 1024:.1f} |")
+                lines.append(
+                    f"| {k} | {n} | {s50:.1f} | {s95:.1f} | {s99:.1f} | {p50:.1f} | {p95:.1f} | {p99:.1f} | "
+                    f"{size / 1024:.1f} |"
+                )
             lines.append("")
             print("\n".join(lines[-10:]), flush=True)
 
         lines += desks_beside(work, index_dir, requests)
         print("\n".join(lines[-8:]), flush=True)
 
-        lines += ["### Recording", "",
-                  "10 judges at once, 40 penalties each, over HTTP (waitress), for 5 players of a Lycee event.", "",
-                  "| database | records | records/s | p50 ms | p95 ms | p99 ms | failures | standings = sequential |",
-                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        lines += [
+            "### Recording",
+            "",
+            "10 judges at once, 40 penalties each, over HTTP (waitress), for 5 players of a Lycee event.",
+            "",
+            "| database | records | records/s | p50 ms | p95 ms | p99 ms | failures | standings = sequential |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
         for name, url in (("SQLite (WAL)", f"sqlite:///{work / 'rec.db'}"), ("PostgreSQL", postgres_url())):
             if url is None:
                 lines.append(f"| {name} | not reachable: skipped | | | | | | |")
@@ -459,8 +622,10 @@ def run(requests: int = 3000) -> list[str]:
                 r = recording(srv.port)
             finally:
                 srv.stop()
-            lines.append(f"| {name} | {r['records']} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p95']:.1f} | "
-                         f"{r['p99']:.1f} | {r['failures']} | {'yes' if r['standings_equal'] else 'NO'} |")
+            lines.append(
+                f"| {name} | {r['records']} | {r['rps']:.0f} | {r['p50']:.1f} | {r['p95']:.1f} | "
+                f"{r['p99']:.1f} | {r['failures']} | {'yes' if r['standings_equal'] else 'NO'} |"
+            )
             print(lines[-1], flush=True)
         lines.append("")
     finally:

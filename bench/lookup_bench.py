@@ -36,7 +36,13 @@ from judgeapp.textnorm import squash  # noqa: E402
 
 CASES = ROOT / "tests" / "cases"
 REPORT = "situations_report.yaml"  # the reporting half: its figure only, never its rows or misses
-TABLES = ["situations.yaml", "situations_holdout.yaml", "situations_tune.yaml", "situations_tune2.yaml", REPORT]
+TABLES = [
+    "situations.yaml",
+    "situations_holdout.yaml",
+    "situations_tune.yaml",
+    "situations_tune2.yaml",
+    REPORT,
+]
 NONE_TABLE = "situations_none.yaml"
 
 
@@ -74,10 +80,12 @@ def score_table(lookup: Lookup, cases: list[dict]) -> tuple[int, int, list[str]]
         if any(supports(r, case) for r in results):
             top3 += 1
         else:
-            misses.append(f"{case['game']} {case['q']!r}: want {case.get('penalty')} "
-                          f"d={case.get('discretion')} @ {case_sections(case)}, got "
-                          f"{[(r['id'], r['penalty'], r['discretion'], r['coverage']) for r in results]}"
-                          f"{' NONE cov=%.2f' % res.coverage if res.none else ''}")
+            misses.append(
+                f"{case['game']} {case['q']!r}: want {case.get('penalty')} "
+                f"d={case.get('discretion')} @ {case_sections(case)}, got "
+                f"{[(r['id'], r['penalty'], r['discretion'], r['coverage']) for r in results]}"
+                f"{' NONE cov=%.2f' % res.coverage if res.none else ''}"
+            )
     return first, top3, misses
 
 
@@ -110,8 +118,10 @@ def cold_start() -> str:
             out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
             runs.append(tuple(int(x) for x in out.stdout.split()))
     load, first = min(runs, key=sum)
-    return (f"cold start (fresh process, best of 3): corpus and policies {load} ms, "
-            f"lookup from its cache and the first answer {first} ms, {load + first} ms in all")
+    return (
+        f"cold start (fresh process, best of 3): corpus and policies {load} ms, "
+        f"lookup from its cache and the first answer {first} ms, {load + first} ms in all"
+    )
 
 
 def run(show: set[str] = frozenset(), no_report: bool = False) -> list[str]:
@@ -123,7 +133,7 @@ def run(show: set[str] = frozenset(), no_report: bool = False) -> list[str]:
 
 
 def main(argv: list[str]) -> None:
-    show = set(argv[argv.index("--misses") + 1:]) if "--misses" in argv else set()
+    show = set(argv[argv.index("--misses") + 1 :]) if "--misses" in argv else set()
     _run(show, print, "--no-report" in argv)
 
 
@@ -135,8 +145,10 @@ def _run(show: set[str], print, no_report: bool = False) -> None:  # noqa: A002 
     t1 = time.perf_counter()
     lookup = Lookup(corpus, policies, synonyms)
     t2 = time.perf_counter()
-    print(f"load corpus+policies {1000 * (t1 - t0):.0f} ms, build lookup {1000 * (t2 - t1):.0f} ms "
-          f"({len(lookup.answers)} answers)")
+    print(
+        f"load corpus+policies {1000 * (t1 - t0):.0f} ms, build lookup {1000 * (t2 - t1):.0f} ms "
+        f"({len(lookup.answers)} answers)"
+    )
     queries = []
 
     def table(name: str) -> None:
@@ -170,8 +182,13 @@ def _run(show: set[str], print, no_report: bool = False) -> None:  # noqa: A002 
             for c in cases:
                 r = lookup.search(c["q"], game=c.get("game"), limit=3)
                 if not r.none:
-                    print("  listed:", c.get("game"), repr(c["q"]), r.coverage,
-                          [m.answer.key for m in r.matches])
+                    print(
+                        "  listed:",
+                        c.get("game"),
+                        repr(c["q"]),
+                        r.coverage,
+                        [m.answer.key for m in r.matches],
+                    )
     if not no_report:  # last, and only its figure
         table(REPORT)
     times, cpu = [], []
@@ -184,9 +201,11 @@ def _run(show: set[str], print, no_report: bool = False) -> None:  # noqa: A002 
     times.sort()
     cpu.sort()
     # Wall time includes waiting for a core on a shared machine; CPU time is the lookup's own cost.
-    print(f"query (limit 10): n={len(times)} wall median {statistics.median(times):.2f} ms, "
-          f"p95 {times[int(0.95 * len(times)) - 1]:.2f} ms; CPU median {statistics.median(cpu):.2f} ms, "
-          f"p95 {cpu[int(0.95 * len(cpu)) - 1]:.2f} ms; load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"query (limit 10): n={len(times)} wall median {statistics.median(times):.2f} ms, "
+        f"p95 {times[int(0.95 * len(times)) - 1]:.2f} ms; CPU median {statistics.median(cpu):.2f} ms, "
+        f"p95 {cpu[int(0.95 * len(cpu)) - 1]:.2f} ms; load average {os.getloadavg()[0]:.1f}"
+    )
     print(cold_start())
 
 

@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-PAGES = ["/", "/search?q=遅刻", "/rules/tcg-taikai/floor-rules/6b-iii", "/rules/tcg-taikai/floor-rules",
-         "/wizard/lycee", "/wizard/lycee/late-seat", "/decks", "/training/lycee"]
+PAGES = [
+    "/",
+    "/search?q=遅刻",
+    "/rules/tcg-taikai/floor-rules/6b-iii",
+    "/rules/tcg-taikai/floor-rules",
+    "/wizard/lycee",
+    "/wizard/lycee/late-seat",
+    "/decks",
+    "/training/lycee",
+]
 MBIT = 1_000_000 / 8  # bytes per second
 
 
@@ -25,8 +32,14 @@ def main() -> None:
     from judgeapp import create_app
 
     tmp = tempfile.mkdtemp()
-    app = create_app({"SECRET_KEY": "bench", "INDEX_DIR": f"{tmp}/ix", "SITUATION_INDEX_DIR": f"{tmp}/six",
-                      "DATABASE_URL": f"sqlite:///{tmp}/db.sqlite"})
+    app = create_app(
+        {
+            "SECRET_KEY": "bench",
+            "INDEX_DIR": f"{tmp}/ix",
+            "SITUATION_INDEX_DIR": f"{tmp}/six",
+            "DATABASE_URL": f"sqlite:///{tmp}/db.sqlite",
+        }
+    )
     server = make_server("127.0.0.1", 0, app, threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_port}"
@@ -40,19 +53,29 @@ def main() -> None:
         r = client.get(u, headers={"Accept-Encoding": "br, gzip"})
         total_enc += len(r.data)
         total_raw += len(client.get(u).data)
-    print(f"precache: {len(urls)} URLs ({len(bundled)} pages in one bundle), {len(fetched)} requests, "
-          f"{total_enc / 1024:.0f} KB transferred (br), {total_raw / 1024:.0f} KB uncompressed")
+    print(
+        f"precache: {len(urls)} URLs ({len(bundled)} pages in one bundle), {len(fetched)} requests, "
+        f"{total_enc / 1024:.0f} KB transferred (br), {total_raw / 1024:.0f} KB uncompressed"
+    )
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", headless=True,
-                                     args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"])
+        browser = pw.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            headless=True,
+            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+        )
         print("| page | transferred cold (KB) | of which HTML (KB) |\n| --- | --- | --- |")
         for path in PAGES:
-            ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                                      service_workers="block")
+            ctx = browser.new_context(
+                viewport={"width": 390, "height": 844}, is_mobile=True, service_workers="block"
+            )
             page = ctx.new_page()
             sizes: list[tuple[str, int]] = []
-            page.on("requestfinished", lambda req: sizes.append(
-                (req.resource_type, req.sizes()["responseBodySize"] + req.sizes()["responseHeadersSize"])))
+            page.on(
+                "requestfinished",
+                lambda req: sizes.append(
+                    (req.resource_type, req.sizes()["responseBodySize"] + req.sizes()["responseHeadersSize"])
+                ),
+            )
             page.goto(base + path)
             page.wait_for_load_state("networkidle")
             html = sum(s for t, s in sizes if t == "document")
@@ -64,13 +87,19 @@ def main() -> None:
     import subprocess
 
     script = str(Path(__file__).with_name("offline_ready.js"))
-    out = subprocess.run(["node", "--experimental-websocket", script, base, "1000", "150"],
-                         capture_output=True, text=True, timeout=900)
+    out = subprocess.run(
+        ["node", "--experimental-websocket", script, base, "1000", "150"],
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
-    print(f"cold phone at 1 Mbit/s, 150 ms (throttled targets: {', '.join(result['throttled'])}): "
-          f"page usable after {result['usable_s']:.1f} s, "
-          f"offline-ready after {result['offline_ready_s']:.1f} s; "
-          f"the precache's bytes alone take {total_enc / MBIT:.1f} s at that speed")
+    print(
+        f"cold phone at 1 Mbit/s, 150 ms (throttled targets: {', '.join(result['throttled'])}): "
+        f"page usable after {result['usable_s']:.1f} s, "
+        f"offline-ready after {result['offline_ready_s']:.1f} s; "
+        f"the precache's bytes alone take {total_enc / MBIT:.1f} s at that speed"
+    )
     server.shutdown()
 
 

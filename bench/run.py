@@ -21,8 +21,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT))
 
 import load_bench  # noqa: E402
-import record_bench  # noqa: E402
 import lookup_bench  # noqa: E402
+import record_bench  # noqa: E402
 import search_bench  # noqa: E402
 
 START = "<!-- last run: start -->"
@@ -33,8 +33,13 @@ def main(argv: list[str]) -> None:
     sizes = [None, 10_000, 50_000] if "--quick" not in argv else [None, 10_000]
     requests = 3000 if "--quick" not in argv else 1000
     t0 = time.perf_counter()
-    lines = [f"Last run: {date.today().isoformat()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-             "`.venv/bin/python bench/run.py`.", "", "## Search quality and speed", ""]
+    lines = [
+        f"Last run: {date.today().isoformat()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+        "`.venv/bin/python bench/run.py`.",
+        "",
+        "## Search quality and speed",
+        "",
+    ]
     lines += search_bench.run(sizes)
     lines += ["## Situation lookup", ""]
     lines += [f"- {line}" for line in lookup_bench.run()] + [""]

@@ -38,9 +38,15 @@ from judgeapp.library import index_docs  # noqa: E402
 from judgeapp.search import IndexDoc, SearchIndex, analyzer, build_index, load_synonyms  # noqa: E402
 from judgeapp.textnorm import fold, is_kana, squash, to_katakana  # noqa: E402
 
-TABLES = {name: ROOT / "tests" / "cases" / f for name, f in (
-    ("old", "search_queries.yaml"), ("unseen tune", "search_unseen_tune.yaml"),
-    ("unseen tune2", "search_unseen_tune2.yaml"), ("unseen report", "search_unseen_report.yaml"))}
+TABLES = {
+    name: ROOT / "tests" / "cases" / f
+    for name, f in (
+        ("old", "search_queries.yaml"),
+        ("unseen tune", "search_unseen_tune.yaml"),
+        ("unseen tune2", "search_unseen_tune2.yaml"),
+        ("unseen report", "search_unseen_report.yaml"),
+    )
+}
 QUERIES = {name: yaml.safe_load(p.read_text(encoding="utf-8")) for name, p in TABLES.items() if p.exists()}
 COPY_RE = re.compile(r"~\d+")
 
@@ -55,8 +61,18 @@ def scaled_docs(corpus, n_sections: int) -> list[IndexDoc]:
             if len(docs) >= n_sections:
                 break
             game = f"{d.game}~{k}"
-            docs.append(IndexDoc(id=f"{game}/{d.doc}/{d.anchor}", game=game, doc=d.doc, anchor=d.anchor,
-                                 title=d.title, doc_title=d.doc_title, text=d.text, numbers=d.numbers))
+            docs.append(
+                IndexDoc(
+                    id=f"{game}/{d.doc}/{d.anchor}",
+                    game=game,
+                    doc=d.doc,
+                    anchor=d.anchor,
+                    title=d.title,
+                    doc_title=d.doc_title,
+                    text=d.text,
+                    numbers=d.numbers,
+                )
+            )
     return docs
 
 
@@ -109,17 +125,24 @@ class FairNgram:
     def build(self, docs, path: Path):
         target = path / "ngram.sqlite"
         db = sqlite3.connect(target, check_same_thread=False)
-        db.execute("CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, game UNINDEXED, title, text,"
-                   " tokenize=\"unicode61 remove_diacritics 0 tokenchars '-_'\")")
-        db.executemany("INSERT INTO fts(id, game, title, text) VALUES (?,?,?,?)",
-                       [(d.id, d.game, " ".join(_grams(d.title)), " ".join(_grams(d.text))) for d in docs])
+        db.execute(
+            "CREATE VIRTUAL TABLE fts USING fts5(id UNINDEXED, game UNINDEXED, title, text,"
+            " tokenize=\"unicode61 remove_diacritics 0 tokenchars '-_'\")"
+        )
+        db.executemany(
+            "INSERT INTO fts(id, game, title, text) VALUES (?,?,?,?)",
+            [(d.id, d.game, " ".join(_grams(d.title)), " ".join(_grams(d.text))) for d in docs],
+        )
         db.commit()
         self.db = db
         return target
 
     def _run(self, match: str, game, limit):
-        sql = "SELECT id FROM fts WHERE fts MATCH ?" + (" AND game = ?" if game else "") + \
-              " ORDER BY bm25(fts, 0, 0, 2.0, 1.0) LIMIT ?"
+        sql = (
+            "SELECT id FROM fts WHERE fts MATCH ?"
+            + (" AND game = ?" if game else "")
+            + " ORDER BY bm25(fts, 0, 0, 2.0, 1.0) LIMIT ?"
+        )
         return [r[0] for r in self.db.execute(sql, [match] + ([game] if game else []) + [limit])]
 
     def search(self, q, game, limit=5):
@@ -153,10 +176,15 @@ class TantivySudachi:
         writer = self.index.writer(128_000_000, 1)
         for d in docs:
             body, title = an.words(d.text), an.words(d.title)
-            writer.add_document(tantivy.Document(
-                id=d.id, game=d.game, title=" ".join(f for w in title for f in w.forms + w.parts),
-                words=" ".join(f for w in body for f in w.forms + w.parts),
-                reading=" ".join(w.reading for w in body + title)))
+            writer.add_document(
+                tantivy.Document(
+                    id=d.id,
+                    game=d.game,
+                    title=" ".join(f for w in title for f in w.forms + w.parts),
+                    words=" ".join(f for w in body for f in w.forms + w.parts),
+                    reading=" ".join(w.reading for w in body + title),
+                )
+            )
         writer.commit()
         writer.wait_merging_threads()
         self.index.reload()
@@ -185,8 +213,9 @@ class TantivySudachi:
             return []
         query = t.Query.boolean_query(should)
         if game:
-            query = t.Query.boolean_query([(t.Occur.Must, query),
-                                           (t.Occur.Must, t.Query.term_query(self.schema, "game", game))])
+            query = t.Query.boolean_query(
+                [(t.Occur.Must, query), (t.Occur.Must, t.Query.term_query(self.schema, "game", game))]
+            )
         return [self.searcher.doc(addr)["id"][0] for _, addr in self.searcher.search(query, limit).hits]
 
 
@@ -200,7 +229,9 @@ class StockWhoosh:
         from whoosh.qparser import QueryParser
 
         analyzer = NgramTokenizer(2) | NFKCFilter()
-        schema = Schema(id=ID(stored=True, unique=True), game=ID(stored=True), content=TEXT(analyzer=analyzer))
+        schema = Schema(
+            id=ID(stored=True, unique=True), game=ID(stored=True), content=TEXT(analyzer=analyzer)
+        )
         target = path / "stock"
         target.mkdir()
         ix = index.create_in(str(target), schema)
@@ -210,6 +241,7 @@ class StockWhoosh:
         w.commit()
         self.ix, self.parser, self.searcher = ix, QueryParser("content", schema), ix.searcher()
         from whoosh import query as Q
+
         self.Q = Q
         return target
 
@@ -228,12 +260,20 @@ class Fts5Trigram:
     def build(self, docs, path: Path):
         target = path / "fts5.sqlite"
         db = sqlite3.connect(target, check_same_thread=False)
-        db.execute("CREATE TABLE sections(rowid INTEGER PRIMARY KEY, id TEXT, game TEXT, title TEXT, text TEXT)")
-        db.execute("CREATE VIRTUAL TABLE fts USING fts5(title, text, content='sections', content_rowid='rowid',"
-                   " tokenize='trigram')")
-        db.executemany("INSERT INTO sections(id, game, title, text) VALUES (?,?,?,?)",
-                       [(d.id, d.game, unicodedata.normalize("NFKC", d.title),
-                         unicodedata.normalize("NFKC", d.text)) for d in docs])
+        db.execute(
+            "CREATE TABLE sections(rowid INTEGER PRIMARY KEY, id TEXT, game TEXT, title TEXT, text TEXT)"
+        )
+        db.execute(
+            "CREATE VIRTUAL TABLE fts USING fts5(title, text, content='sections', content_rowid='rowid',"
+            " tokenize='trigram')"
+        )
+        db.executemany(
+            "INSERT INTO sections(id, game, title, text) VALUES (?,?,?,?)",
+            [
+                (d.id, d.game, unicodedata.normalize("NFKC", d.title), unicodedata.normalize("NFKC", d.text))
+                for d in docs
+            ],
+        )
         db.execute("INSERT INTO fts(fts) VALUES ('rebuild')")
         db.commit()
         self.db = db
@@ -252,12 +292,18 @@ class Fts5Trigram:
             args += [f"%{t}%", f"%{t}%"]
         if long_terms:
             match = " AND ".join('"' + t.replace('"', '""') + '"' for t in long_terms)
-            sql = ("SELECT s.id FROM fts JOIN sections s ON s.rowid = fts.rowid WHERE fts MATCH ?"
-                   + "".join(" AND " + w for w in where) + " ORDER BY bm25(fts) LIMIT ?")
+            sql = (
+                "SELECT s.id FROM fts JOIN sections s ON s.rowid = fts.rowid WHERE fts MATCH ?"
+                + "".join(" AND " + w for w in where)
+                + " ORDER BY bm25(fts) LIMIT ?"
+            )
             rows = self.db.execute(sql, [match] + args + [limit]).fetchall()
         elif short_terms:
-            sql = ("SELECT s.id FROM sections s WHERE " + " AND ".join(where)
-                   + " ORDER BY (length(s.text) - length(replace(s.text, ?, ''))) DESC LIMIT ?")
+            sql = (
+                "SELECT s.id FROM sections s WHERE "
+                + " AND ".join(where)
+                + " ORDER BY (length(s.text) - length(replace(s.text, ?, ''))) DESC LIMIT ?"
+            )
             rows = self.db.execute(sql, args + [short_terms[0], limit]).fetchall()
         else:
             rows = []
@@ -294,9 +340,14 @@ def measure(engine, docs, workdir: Path, repeats: int = 3) -> dict:
             engine.search(case["q"], case.get("game"), 10)
             best[i] = min(best[i], (time.perf_counter() - t) * 1000)
     times = sorted(best)
-    return {"engine": engine.name, "quality": scores,
-            "median_ms": statistics.median(times), "p95_ms": times[int(len(times) * 0.95) - 1],
-            "build_s": build_s, "size_mb": size / 1e6}
+    return {
+        "engine": engine.name,
+        "quality": scores,
+        "median_ms": statistics.median(times),
+        "p95_ms": times[int(len(times) * 0.95) - 1],
+        "build_s": build_s,
+        "size_mb": size / 1e6,
+    }
 
 
 def cold_start() -> float:
@@ -304,11 +355,17 @@ def cold_start() -> float:
     import subprocess
 
     workdir = Path(tempfile.mkdtemp(prefix="judgeapp-cold-"))
-    code = ("import time; t = time.perf_counter(); import sys; sys.path.insert(0, %r);"
-            "from judgeapp.library import open_library;"
-            "lib = open_library(%r, %r, %r); lib.index.search('すりーぶ 何枚', game='tcg-taikai');"
-            "print(time.perf_counter() - t)") % (str(ROOT), str(ROOT / "rules_corpus"), str(workdir / "ix"),
-                                                str(ROOT / "rules_corpus" / "synonyms.yaml"))
+    code = (
+        "import time; t = time.perf_counter(); import sys; sys.path.insert(0, %r);"
+        "from judgeapp.library import open_library;"
+        "lib = open_library(%r, %r, %r); lib.index.search('すりーぶ 何枚', game='tcg-taikai');"
+        "print(time.perf_counter() - t)"
+    ) % (
+        str(ROOT),
+        str(ROOT / "rules_corpus"),
+        str(workdir / "ix"),
+        str(ROOT / "rules_corpus" / "synonyms.yaml"),
+    )
     try:
         subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)  # builds the index
         runs = []
@@ -327,17 +384,29 @@ ENGINES = (Ours, FairNgram, TantivySudachi, StockWhoosh, Fts5Trigram)
 def run(sizes=(None, 10_000)) -> list[str]:
     """Run every engine on every corpus size; return the report's lines (Markdown)."""
     corpus = load_corpus(ROOT / "rules_corpus")
-    lines = ["Query tables: " + ", ".join(f"{name} {len(c)} queries (tests/cases/{TABLES[name].name})"
-                                          for name, c in QUERIES.items()) + ".", ""]
+    lines = [
+        "Query tables: "
+        + ", ".join(
+            f"{name} {len(c)} queries (tests/cases/{TABLES[name].name})" for name, c in QUERIES.items()
+        )
+        + ".",
+        "",
+    ]
     # Measured first, while this process is small (a fork of a process holding a large index is slower).
     cold = cold_start()
-    lines += [f"Cold start (new process → first answered search, index present, median of 5): {cold:.2f} s", ""]
+    lines += [
+        f"Cold start (new process → first answered search, index present, median of 5): {cold:.2f} s",
+        "",
+    ]
     head = "".join(f" {name} recall@5 | {name} first |" for name in QUERIES)
     for size in sizes:
         docs = scaled_docs(corpus, size or len(corpus.sections))
-        lines += [f"### {len(docs):,} sections" + (" (the real corpus)" if size is None else " (scaled)"), "",
-                  f"| engine |{head} median ms | p95 ms | build s | index MB |",
-                  "| --- |" + " --- |" * (2 * len(QUERIES) + 4)]
+        lines += [
+            f"### {len(docs):,} sections" + (" (the real corpus)" if size is None else " (scaled)"),
+            "",
+            f"| engine |{head} median ms | p95 ms | build s | index MB |",
+            "| --- |" + " --- |" * (2 * len(QUERIES) + 4),
+        ]
         results = []
         for engine_cls in ENGINES:
             workdir = Path(tempfile.mkdtemp(prefix="judgeapp-bench-"))
@@ -347,17 +416,21 @@ def run(sizes=(None, 10_000)) -> list[str]:
                 shutil.rmtree(workdir, ignore_errors=True)
             results.append(r)
             cells = "".join(f" {r5:.1%} | {f1:.1%} |" for r5, f1 in r["quality"].values())
-            lines.append(f"| {r['engine']} |{cells} {r['median_ms']:.2f} | {r['p95_ms']:.2f} | "
-                         f"{r['build_s']:.1f} | {r['size_mb']:.1f} |")
+            lines.append(
+                f"| {r['engine']} |{cells} {r['median_ms']:.2f} | {r['p95_ms']:.2f} | "
+                f"{r['build_s']:.1f} | {r['size_mb']:.1f} |"
+            )
             print(lines[-1], flush=True)
         ours = results[0]
         lines.append("")
         for base in results[1:3]:
             name = base["engine"].split(" (")[0]
-            lines.append(f"- ours / {name}: p95 {ours['p95_ms'] / base['p95_ms']:.2f}×, "
-                         f"median {ours['median_ms'] / base['median_ms']:.2f}×, "
-                         f"build {ours['build_s'] / base['build_s']:.2f}×, "
-                         f"size {ours['size_mb'] / base['size_mb']:.2f}×")
+            lines.append(
+                f"- ours / {name}: p95 {ours['p95_ms'] / base['p95_ms']:.2f}×, "
+                f"median {ours['median_ms'] / base['median_ms']:.2f}×, "
+                f"build {ours['build_s'] / base['build_s']:.2f}×, "
+                f"size {ours['size_mb'] / base['size_mb']:.2f}×"
+            )
         lines.append("")
     return lines
 

@@ -118,15 +118,23 @@ def _security_headers(app: Flask) -> None:
     Secure cookies only when served over HTTPS (behind a proxy, with TRUST_PROXY: docs/deploy.md)."""
     from flask_talisman import Talisman
 
-    Talisman(app, force_https=False, content_security_policy=CSP, frame_options="DENY",
-             referrer_policy="same-origin", session_cookie_secure=bool(app.config.get("SESSION_COOKIE_SECURE")),
-             strict_transport_security=True, strict_transport_security_max_age=31536000)
+    Talisman(
+        app,
+        force_https=False,
+        content_security_policy=CSP,
+        frame_options="DENY",
+        referrer_policy="same-origin",
+        session_cookie_secure=bool(app.config.get("SESSION_COOKIE_SECURE")),
+        strict_transport_security=True,
+        strict_transport_security_max_age=31536000,
+    )
 
 
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the app: defaults, then instance config (or the test mapping), then the library, then blueprints."""
-    app = Flask(__name__, instance_relative_config=True, template_folder=str(ROOT / "templates"),
-                static_folder=None)
+    app = Flask(
+        __name__, instance_relative_config=True, template_folder=str(ROOT / "templates"), static_folder=None
+    )
     load_settings(app, test_config)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.instance_path)
@@ -141,8 +149,11 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     corpus_dirs, infractions_dirs = data_dirs(app.config)
     app.extensions["judgeapp.library"] = open_library(
-        corpus_dirs, app.config["INDEX_DIR"], app.config["SYNONYMS_PATH"],
-        infractions_dir=infractions_dirs, situation_index_dir=app.config["SITUATION_INDEX_DIR"],
+        corpus_dirs,
+        app.config["INDEX_DIR"],
+        app.config["SYNONYMS_PATH"],
+        infractions_dir=infractions_dirs,
+        situation_index_dir=app.config["SITUATION_INDEX_DIR"],
     )
 
     from flask_wtf.csrf import CSRFProtect

@@ -17,8 +17,16 @@ from flask import Flask, Response, abort, request
 
 ONE_YEAR = 365 * 24 * 3600
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
-COMPRESS_TYPES = ["text/html", "text/css", "application/javascript", "text/javascript", "application/json",
-                  "application/manifest+json", "image/svg+xml", "text/plain"]
+COMPRESS_TYPES = [
+    "text/html",
+    "text/css",
+    "application/javascript",
+    "text/javascript",
+    "application/json",
+    "application/manifest+json",
+    "image/svg+xml",
+    "text/plain",
+]
 
 
 class Assets:
@@ -94,8 +102,12 @@ def init_app(app: Flask) -> None:
         if "Cache-Control" not in response.headers:
             signed_in = "session" in request.cookies
             response.headers["Cache-Control"] = "private, no-cache" if signed_in else "no-cache"
-        if response.status_code == 200 and not response.direct_passthrough and response.mimetype in (
-                "text/html", "application/json", "application/manifest+json", "text/javascript"):
+        if (
+            response.status_code == 200
+            and not response.direct_passthrough
+            and response.mimetype
+            in ("text/html", "application/json", "application/manifest+json", "text/javascript")
+        ):
             response.add_etag(weak=True)
             response.make_conditional(request)
         return response

@@ -19,8 +19,12 @@ def main() -> None:
 @main.command()
 @click.option("--host", default=lambda: os.environ.get("HOST", "127.0.0.1"), show_default="127.0.0.1")
 @click.option("--port", default=lambda: int(os.environ.get("PORT", 8000)), type=int, show_default="8000")
-@click.option("--threads", default=8, show_default=True,
-              help="worker threads for pages (the desks' live streams get threads of their own)")
+@click.option(
+    "--threads",
+    default=8,
+    show_default=True,
+    help="worker threads for pages (the desks' live streams get threads of their own)",
+)
 def serve(host: str, port: int, threads: int) -> None:
     """Serve the app with waitress (builds the search index first if needed).
 
@@ -79,8 +83,10 @@ def index() -> None:
     corpus = load_corpus(corpus_dirs)
     start = time.perf_counter()
     ensure_index(lambda: index_docs(corpus), settings.config["INDEX_DIR"], corpus.version, force=True)
-    click.echo(f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
-               f"→ {settings.config['INDEX_DIR']}")
+    click.echo(
+        f"indexed {len(corpus.sections)} sections in {time.perf_counter() - start:.1f}s "
+        f"→ {settings.config['INDEX_DIR']}"
+    )
     # The situation lookup is built when the app starts; its cache (SITUATION_INDEX_DIR) follows the data.
 
 
@@ -106,15 +112,32 @@ def search(query: str, game: str | None, limit: int, as_json: bool) -> None:
 
 
 @main.command()
-@click.option("--corpus", "corpus_dir", default=str(ROOT / "rules_corpus"), show_default=True,
-              type=click.Path(file_okay=False))
-@click.option("--infractions", "infractions_dir", default=str(ROOT / "infractions"), show_default=True,
-              type=click.Path(file_okay=False))
-@click.option("--sources", "sources_dir", default=None, type=click.Path(file_okay=False, exists=True),
-              help="a folder of source texts (shared/seeds): compare the corpus with them, character by "
-                   "character")
-@click.option("--record", is_flag=True,
-              help="with --sources: rewrite the fingerprint records (<corpus>/_sources/) from the sources")
+@click.option(
+    "--corpus",
+    "corpus_dir",
+    default=str(ROOT / "rules_corpus"),
+    show_default=True,
+    type=click.Path(file_okay=False),
+)
+@click.option(
+    "--infractions",
+    "infractions_dir",
+    default=str(ROOT / "infractions"),
+    show_default=True,
+    type=click.Path(file_okay=False),
+)
+@click.option(
+    "--sources",
+    "sources_dir",
+    default=None,
+    type=click.Path(file_okay=False, exists=True),
+    help="a folder of source texts (shared/seeds): compare the corpus with them, character by character",
+)
+@click.option(
+    "--record",
+    is_flag=True,
+    help="with --sources: rewrite the fingerprint records (<corpus>/_sources/) from the sources",
+)
 def check(corpus_dir: str, infractions_dir: str, sources_dir: str | None, record: bool) -> None:
     """Validate the corpus (against its sources' fingerprints, or the sources themselves with --sources)
     and the infraction data (every citation's quote too); exit 1 listing every problem."""
@@ -126,8 +149,10 @@ def check(corpus_dir: str, infractions_dir: str, sources_dir: str | None, record
         corpus = load_corpus(corpus_dir)
     except CorpusError as exc:
         _fail(exc.problems)
-    click.echo(f"✓ corpus: {len(corpus.games)} games, {len(corpus.documents)} documents, "
-               f"{len(corpus.sections)} sections")
+    click.echo(
+        f"✓ corpus: {len(corpus.games)} games, {len(corpus.documents)} documents, "
+        f"{len(corpus.sections)} sections"
+    )
     if record and not sources_dir:
         _fail(["--record needs --sources DIR (the records are written from the sources themselves)"])
     _check_fidelity(corpus, sources_dir, record)
@@ -140,11 +165,15 @@ def check(corpus_dir: str, infractions_dir: str, sources_dir: str | None, record
     if deck_problems:
         _fail(deck_problems)
     for d in decks.values():
-        click.echo(f"✓ {d.game}: {len(d.file.rules)} deck rules, {len(d.listed)} listed cards match the corpus")
+        click.echo(
+            f"✓ {d.game}: {len(d.file.rules)} deck rules, {len(d.listed)} listed cards match the corpus"
+        )
     for p in policies.games.values():
         cites = sum(len(i.citations) for i in p.infractions.values())
-        click.echo(f"✓ {p.game}: {len(p.infractions)} infractions ({cites} citations checked), "
-                   f"{len(p.nodes)} wizard nodes, depth {p.depth}, {len(p.training.scenarios)} scenarios")
+        click.echo(
+            f"✓ {p.game}: {len(p.infractions)} infractions ({cites} citations checked), "
+            f"{len(p.nodes)} wizard nodes, depth {p.depth}, {len(p.training.scenarios)} scenarios"
+        )
     missing = sorted(set(corpus.games) - set(policies.games))
     if missing:
         _fail([f"{infractions_dir}: no policy for {', '.join(missing)}"])

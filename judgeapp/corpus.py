@@ -20,9 +20,8 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from .yamlload import DuplicateKeyError, load_yaml
-
 from .errors import CorpusError
+from .yamlload import DuplicateKeyError, load_yaml
 
 ANCHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -289,8 +288,15 @@ def _parse_sections(game: str, doc: str, body: str, name: str, problems: list[st
             if parent is None and level != 1:
                 problems.append(f"{name}: {anchor}: level {level} heading has no parent heading")
             current = Section(
-                id=f"{game}/{doc}/{anchor}", game=game, doc=doc, anchor=anchor, title=title,
-                level=level, order=len(sections), markdown="", text="",
+                id=f"{game}/{doc}/{anchor}",
+                game=game,
+                doc=doc,
+                anchor=anchor,
+                title=title,
+                level=level,
+                order=len(sections),
+                markdown="",
+                text="",
                 parent=parent.id if parent else None,
             )
             if parent:
@@ -336,6 +342,7 @@ def load_corpus(root: str | Path | Sequence[str | Path]) -> Corpus:
         root = game_dir.parent
         game_id = game_dir.name
         meta_path = game_dir / "_game.yaml"
+
         def rel(p: Path, root: Path = root) -> str:
             return str(p.relative_to(root.parent)) if p.is_relative_to(root.parent) else str(p)
 
@@ -350,8 +357,10 @@ def load_corpus(root: str | Path | Sequence[str | Path]) -> Corpus:
             meta = GameMeta.model_validate(load_yaml(raw_meta.decode("utf-8"), rel(meta_path)) or {})
         except (ValidationError, yaml.YAMLError) as exc:
             problems.extend(
-                _pydantic_problems(rel(meta_path), exc) if isinstance(exc, ValidationError)
-                else [str(exc)] if isinstance(exc, DuplicateKeyError)
+                _pydantic_problems(rel(meta_path), exc)
+                if isinstance(exc, ValidationError)
+                else [str(exc)]
+                if isinstance(exc, DuplicateKeyError)
                 else [f"{rel(meta_path)}: invalid YAML ({exc})"]
             )
             continue
@@ -402,8 +411,14 @@ def load_corpus(root: str | Path | Sequence[str | Path]) -> Corpus:
         problems.append(f"{roots[0]}: no game folders")
     if problems:
         raise CorpusError(problems)
-    return Corpus(root=roots[0], games=games, documents=documents, sections=sections,
-                  version=digest.hexdigest()[:16], roots=roots)
+    return Corpus(
+        root=roots[0],
+        games=games,
+        documents=documents,
+        sections=sections,
+        version=digest.hexdigest()[:16],
+        roots=roots,
+    )
 
 
 # --- Rendering -------------------------------------------------------------------------------------
@@ -437,15 +452,19 @@ def render_section_html(corpus: Corpus, section: Section) -> Markup:
         if inside_link or not part:
             continue
         for pattern, numbering in patterns:
+
             def link(m: re.Match, numbering: Numbering = numbering) -> str:
                 target = f"{doc.id}/{_target(numbering, m)}"
                 if target in corpus.sections and target != section.id:
                     return f'<a class="xref" href="/rules/{target}">{m.group(0)}</a>'
                 if numbering.note_missing and target not in corpus.sections:
                     # A section the document does not have (イジンデン's 「第 11 章」): say so, as ours.
-                    return (f'{m.group(0)}<small class="app-note">［judgeapp 注：この文書に'
-                            f'{m.group(0)}はありません］</small>')
+                    return (
+                        f'{m.group(0)}<small class="app-note">［judgeapp 注：この文書に'
+                        f"{m.group(0)}はありません］</small>"
+                    )
                 return m.group(0)
+
             # Only link in text that does not already hold a link from an earlier pattern.
             pieces = _TAG_SPLIT_RE.split(part)
             part = "".join(p if p.startswith("<") else pattern.sub(link, p) for p in pieces)

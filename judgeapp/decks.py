@@ -99,8 +99,12 @@ def corpus_list(corpus: Corpus, section_id: str) -> list[str]:
     return items
 
 
-def load_deck_rules(directory: str | Path | Sequence[str | Path], corpus: Corpus, policies: Policies | None,
-                    problems: list[str]) -> dict[str, DeckRules]:
+def load_deck_rules(
+    directory: str | Path | Sequence[str | Path],
+    corpus: Corpus,
+    policies: Policies | None,
+    problems: list[str],
+) -> dict[str, DeckRules]:
     """Each game's `deck.yaml` (of each infraction folder given), checked against the corpus; problems are
     appended to `problems` as 'file: key: message'."""
     out: dict[str, DeckRules] = {}
@@ -139,8 +143,10 @@ def load_deck_rules(directory: str | Path | Sequence[str | Path], corpus: Corpus
                     if [squash(x) for x in ours] != [squash(x) for x in theirs]:
                         missing = [x for x in theirs if squash(x) not in {squash(y) for y in ours}]
                         extra = [x for x in ours if squash(x) not in {squash(y) for y in theirs}]
-                        problems.append(f"{where}.cards: differs from the list in {r.list_section}"
-                                        f" (missing: {missing or '-'}; not in the corpus: {extra or '-'})")
+                        problems.append(
+                            f"{where}.cards: differs from the list in {r.list_section}"
+                            f" (missing: {missing or '-'}; not in the corpus: {extra or '-'})"
+                        )
             for name in r.cards + [n for p in r.pairs for n in p]:
                 listed[squash(name)] = name
         out[game] = DeckRules(game=game, file=df, listed=listed)
@@ -181,7 +187,9 @@ def parse(text: str, rules: DeckRules) -> list[Entry]:
             key = squash(line.lstrip("#"))
             if key not in aliases:
                 known = "、".join(f"# {names[0] if names else z}" for z, names in rules.file.zones.items())
-                raise DeckError(f"{n} 行目「{raw.strip()[:40]}」: このゲームのデッキリストにない区分です。使えるのは {known} です。")
+                raise DeckError(
+                    f"{n} 行目「{raw.strip()[:40]}」: このゲームのデッキリストにない区分です。使えるのは {known} です。"
+                )
             zone = aliases[key]
             continue
         m = _COUNT_FIRST.match(line)
@@ -190,7 +198,9 @@ def parse(text: str, rules: DeckRules) -> list[Entry]:
         else:
             m = _COUNT_LAST.match(line)
             if not m:
-                raise DeckError(f"{n} 行目「{raw.strip()[:40]}」: 枚数が読めません。「4 カード名」や「カード名 ×4」の形で書いてください。")
+                raise DeckError(
+                    f"{n} 行目「{raw.strip()[:40]}」: 枚数が読めません。「4 カード名」や「カード名 ×4」の形で書いてください。"
+                )
             groups = [g for g in m.groups() if g is not None]
             name, count = groups[0], groups[1]
         name = name.strip().strip("《》「」[]").strip()
@@ -243,12 +253,22 @@ def check(rules: DeckRules, text: str) -> Report:
         zones[e.zone] = zones.get(e.zone, 0) + e.count
         key = squash(e.name)
         display = rules.listed.get(key, e.name)
-        names.setdefault(key, (display, {}))[1][e.zone] = names.get(key, (display, {}))[1].get(e.zone, 0) + e.count
+        names.setdefault(key, (display, {}))[1][e.zone] = (
+            names.get(key, (display, {}))[1].get(e.zone, 0) + e.count
+        )
     problems: list[Problem] = []
 
     def add(r: DeckRule, code: str, message: str, cards=()):
-        problems.append(Problem(code=code, message=message, citations=[c.section for c in r.citations],
-                                rule=r.rule, infraction=r.infraction, cards=list(cards)))
+        problems.append(
+            Problem(
+                code=code,
+                message=message,
+                citations=[c.section for c in r.citations],
+                rule=r.rule,
+                infraction=r.infraction,
+                cards=list(cards),
+            )
+        )
 
     zone_label = {z: (a[0] if a else z) for z, a in rules.file.zones.items()}
     zone_label[MAIN] = rules.file.zones[MAIN][0] if rules.file.zones.get(MAIN) else "デッキ"
@@ -260,15 +280,28 @@ def check(rules: DeckRules, text: str) -> Report:
                 continue
             if r.min is not None and n < r.min:
                 exact = r.min == r.max
-                add(r, "too_few", f"{zl}が {n} 枚です。{r.min} 枚{'ちょうど' if exact else '以上'}でなければなりません。")
+                add(
+                    r,
+                    "too_few",
+                    f"{zl}が {n} 枚です。{r.min} 枚{'ちょうど' if exact else '以上'}でなければなりません。",
+                )
             elif r.max is not None and n > r.max:
                 exact = r.min == r.max
-                add(r, "too_many", f"{zl}が {n} 枚です。{r.max} 枚{'ちょうど' if exact else 'まで'}でなければなりません。")
+                add(
+                    r,
+                    "too_many",
+                    f"{zl}が {n} 枚です。{r.max} 枚{'ちょうど' if exact else 'まで'}でなければなりません。",
+                )
         elif r.kind == "copies":
             for display, per_zone in names.values():
                 n = per_zone.get(r.zone, 0)
                 if n > r.max:
-                    add(r, "too_many_copies", f"{_display(display)}が{zl}に {n} 枚あります。同名のカードは {r.max} 枚までです。", [display])
+                    add(
+                        r,
+                        "too_many_copies",
+                        f"{_display(display)}が{zl}に {n} 枚あります。同名のカードは {r.max} 枚までです。",
+                        [display],
+                    )
         elif r.kind == "banned":
             for card in r.cards:
                 found = names.get(squash(card))
@@ -278,11 +311,21 @@ def check(rules: DeckRules, text: str) -> Report:
             for card in r.cards:
                 found = names.get(squash(card))
                 if found and sum(found[1].values()) > r.max:
-                    add(r, "over_limit", f"{_display(card)}が {sum(found[1].values())} 枚あります。{r.max} 枚までです（{r.rule}）。", [card])
+                    add(
+                        r,
+                        "over_limit",
+                        f"{_display(card)}が {sum(found[1].values())} 枚あります。{r.max} 枚までです（{r.rule}）。",
+                        [card],
+                    )
         elif r.kind == "banned_together":
             for pair in r.pairs:
                 if all(squash(c) in names for c in pair):
-                    add(r, "banned_combination", "＋".join(_display(c) for c in pair) + f"は同じデッキに入れられません（{r.rule}）。", pair)
+                    add(
+                        r,
+                        "banned_combination",
+                        "＋".join(_display(c) for c in pair) + f"は同じデッキに入れられません（{r.rule}）。",
+                        pair,
+                    )
         elif r.kind == "no_zone":
             if zones.get(r.zone):
                 add(r, "zone_not_allowed", f"{zl}は使えません（{r.rule}）。")
@@ -296,9 +339,18 @@ def check(rules: DeckRules, text: str) -> Report:
         if not close:  # a short name typed for a listed card (ボルバルザーク → 無双竜機ボルバルザーク)
             close = [k for k in listed_keys if key in k and len(key) >= 0.4 * len(k)][:1]
         if close:
-            notices.append(f"{_display(display)}は{_display(rules.listed[close[0]])}のことですか？ 規定のリストの名前と一致しないため、別のカードとして数えました。")
-    return Report(game=rules.game, legal=not problems, cards=zones.get(MAIN, 0), zones=zones, problems=problems,
-                  notices=notices, unchecked=list(rules.file.unchecked))
+            notices.append(
+                f"{_display(display)}は{_display(rules.listed[close[0]])}のことですか？ 規定のリストの名前と一致しないため、別のカードとして数えました。"
+            )
+    return Report(
+        game=rules.game,
+        legal=not problems,
+        cards=zones.get(MAIN, 0),
+        zones=zones,
+        problems=problems,
+        notices=notices,
+        unchecked=list(rules.file.unchecked),
+    )
 
 
 def report_json(rep: Report, url_for_infraction: Callable[[str], str]) -> dict:
@@ -308,9 +360,17 @@ def report_json(rep: Report, url_for_infraction: Callable[[str], str]) -> dict:
         "legal": rep.legal,
         "cards": rep.cards,
         "zones": rep.zones,
-        "problems": [{"code": p.code, "message": p.message, "citations": p.citations, "rule": p.rule,
-                      "cards": p.cards, "infraction": url_for_infraction(p.infraction) if p.infraction else None}
-                     for p in rep.problems],
+        "problems": [
+            {
+                "code": p.code,
+                "message": p.message,
+                "citations": p.citations,
+                "rule": p.rule,
+                "cards": p.cards,
+                "infraction": url_for_infraction(p.infraction) if p.infraction else None,
+            }
+            for p in rep.problems
+        ],
         "notices": rep.notices,
         "needs_review": bool(rep.notices),
         "unchecked": rep.unchecked,

@@ -41,8 +41,12 @@ def handle_domain_error(exc: JudgeappError):
 
 @bp.app_errorhandler(CSRFError)
 def handle_csrf_error(exc: CSRFError):
-    return error_response(400, "csrf", "フォームの確認に失敗しました（ページが古くなったか、別の画面から送られました）。"
-                          "ブラウザで戻り、ページを読み込み直してからもう一度送信してください。")
+    return error_response(
+        400,
+        "csrf",
+        "フォームの確認に失敗しました（ページが古くなったか、別の画面から送られました）。"
+        "ブラウザで戻り、ページを読み込み直してからもう一度送信してください。",
+    )
 
 
 @bp.app_errorhandler(HTTPException)

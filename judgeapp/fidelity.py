@@ -107,8 +107,9 @@ def load_records(corpus_root: str | Path | list) -> dict[str, dict]:
     return out
 
 
-def make_record(corpus: Corpus, source: str, text: str,
-                previous: dict | None = None) -> tuple[dict, list[str]]:
+def make_record(
+    corpus: Corpus, source: str, text: str, previous: dict | None = None
+) -> tuple[dict, list[str]]:
     """The record of one source (and the pieces that do not stand in it, which are left out of it)."""
     previous = previous or {}
     docs = documents_by_source(corpus)[source]
@@ -124,7 +125,7 @@ def make_record(corpus: Corpus, source: str, text: str,
                 what = "heading" if p.kind == "h" else "text"
                 problems.append(f"{p.where}: {what} not in {source}: {p.text[:50]}")
                 continue
-            rows.append([p.anchor, p.kind, at, len(n), digest(norm[at:at + len(n)])])
+            rows.append([p.anchor, p.kind, at, len(n), digest(norm[at : at + len(n)])])
         quoted[doc.id] = rows
     numbered = dict(previous.get("numbered") or {})
     if numbered.get("pattern"):
@@ -133,8 +134,9 @@ def make_record(corpus: Corpus, source: str, text: str,
     record = {
         "source": source,
         "provenance": {
-            "origin": previous.get("provenance", {}).get("origin", "shared/seeds/ (text extracted from the "
-                                                                  "publisher's page or PDF)"),
+            "origin": previous.get("provenance", {}).get(
+                "origin", "shared/seeds/ (text extracted from the publisher's page or PDF)"
+            ),
             "bytes": len(raw),
             "sha256_file": hashlib.sha256(raw).hexdigest(),
             "documents": [
@@ -160,9 +162,11 @@ def _number_order(n: str) -> tuple:
 def write_record(path: Path, record: dict) -> None:
     """Write a record with one quoted piece a line (diffs stay readable)."""
     head = {k: v for k, v in record.items() if k not in ("units", "quoted")}
-    out = ["# Written by `judgeapp check --sources DIR --record` from the source itself: do not edit by hand",
-           "# (only provenance.origin and numbered.pattern are kept from the previous record).",
-           yaml.safe_dump(head, allow_unicode=True, sort_keys=False, width=110).rstrip()]
+    out = [
+        "# Written by `judgeapp check --sources DIR --record` from the source itself: do not edit by hand",
+        "# (only provenance.origin and numbered.pattern are kept from the previous record).",
+        yaml.safe_dump(head, allow_unicode=True, sort_keys=False, width=110).rstrip(),
+    ]
     out.append("units:  # SHA-256 (first 16 hex) of each normalised paragraph/sentence of the source")
     out += [f'  - "{u}"' for u in record["units"]]
     out.append("quoted:  # [anchor, h(eading)/t(ext), offset, length, SHA-256 of the source there]")
@@ -179,14 +183,17 @@ def check_records(corpus: Corpus, records: dict[str, dict]) -> list[str]:
     for source, docs in sorted(documents_by_source(corpus).items()):
         record = records.get(source)
         if record is None:
-            problems.append(f"{RECORDS_DIR}/{Path(source).stem}.yaml: missing: no fingerprints for {source} "
-                            f"(used by {', '.join(d.id for d in docs)})")
+            problems.append(
+                f"{RECORDS_DIR}/{Path(source).stem}.yaml: missing: no fingerprints for {source} "
+                f"(used by {', '.join(d.id for d in docs)})"
+            )
             continue
         for doc in docs:
             problems += _diff_pieces(document_pieces(corpus, doc), record["quoted"].get(doc.id), source)
         extra = set(record["quoted"]) - {d.id for d in docs}
-        problems += [f"{doc_id}: recorded from {source} but no longer in the corpus"
-                     for doc_id in sorted(extra)]
+        problems += [
+            f"{doc_id}: recorded from {source} but no longer in the corpus" for doc_id in sorted(extra)
+        ]
     return problems
 
 
@@ -212,8 +219,12 @@ def _diff_pieces(pieces: list[Piece], rows: list | None, source: str) -> list[st
     return problems
 
 
-def compare_sources(corpus: Corpus, sources_dir: str | Path, records: dict[str, dict] | None = None,
-                    only: list[str] | None = None) -> list[str]:
+def compare_sources(
+    corpus: Corpus,
+    sources_dir: str | Path,
+    records: dict[str, dict] | None = None,
+    only: list[str] | None = None,
+) -> list[str]:
     """The corpus against the source files themselves, and each record against its source: what differs
     (`only`: these source files alone)."""
     sources_dir = Path(sources_dir)
@@ -242,6 +253,6 @@ def compare_sources(corpus: Corpus, sources_dir: str | Path, records: dict[str, 
         norm = normalise(text)
         for doc_id, rows in old["quoted"].items():
             for a, _k, at, n, h in rows:
-                if digest(norm[int(at):int(at) + int(n)]) != str(h):
+                if digest(norm[int(at) : int(at) + int(n)]) != str(h):
                     problems.append(f"{doc_id}/{a}: the recorded fingerprint at {at}+{n} is not the source's")
     return problems

@@ -30,9 +30,16 @@ def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
     """Every section of the corpus as the search index sees it."""
     for section in corpus.sections.values():
         doc = corpus.documents[f"{section.game}/{section.doc}"]
-        yield IndexDoc(id=section.id, game=section.game, doc=section.doc, anchor=section.anchor,
-                       title=section.title, doc_title=doc.title, text=section.text,
-                       numbers=corpus.number_keys(section))
+        yield IndexDoc(
+            id=section.id,
+            game=section.game,
+            doc=section.doc,
+            anchor=section.anchor,
+            title=section.title,
+            doc_title=doc.title,
+            text=section.text,
+            numbers=corpus.number_keys(section),
+        )
 
 
 def situation_docs(policies: Policies) -> Iterator[IndexDoc]:
@@ -46,14 +53,25 @@ def situation_docs(policies: Policies) -> Iterator[IndexDoc]:
                     leads.setdefault(a.outcome, []).append(a.label)
         for inf in policy.infractions.values():
             text = "\n".join([inf.description, "、".join(inf.keywords), *leads.get(inf.id, [])])
-            yield IndexDoc(id=f"{policy.game}/{inf.id}", game=policy.game, doc="infractions", anchor="",
-                           title=inf.name, doc_title=policy.name, text=text)
+            yield IndexDoc(
+                id=f"{policy.game}/{inf.id}",
+                game=policy.game,
+                doc="infractions",
+                anchor="",
+                title=inf.name,
+                doc_title=policy.name,
+                text=text,
+            )
 
 
-def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
-                 synonyms_path: str | Path | None = None, rebuild: bool = False,
-                 infractions_dir: str | Path | list | None = None,
-                 situation_index_dir: str | Path | None = None) -> Library:
+def open_library(
+    corpus_dir: str | Path | list,
+    index_dir: str | Path,
+    synonyms_path: str | Path | None = None,
+    rebuild: bool = False,
+    infractions_dir: str | Path | list | None = None,
+    situation_index_dir: str | Path | None = None,
+) -> Library:
     """Load the corpus (and the policies), build the index when missing or stale (or `rebuild`), open it.
 
     `corpus_dir` and `infractions_dir` may each be a list of folders: the project's, then extra ones.
@@ -72,21 +90,32 @@ def open_library(corpus_dir: str | Path | list, index_dir: str | Path,
         if problems:
             raise PolicyError(problems)
         lib.policies = policies
-        lib.lookup = Lookup(corpus, policies, synonyms,
-                            cache_dir=situation_index_dir or Path(index_dir).with_name("situation-index"))
+        lib.lookup = Lookup(
+            corpus,
+            policies,
+            synonyms,
+            cache_dir=situation_index_dir or Path(index_dir).with_name("situation-index"),
+        )
     return lib
 
 
 def data_dirs(config: Mapping) -> tuple[list[str], list[str]]:
     """The corpus folders and infraction folders a configuration names: CORPUS_DIR then EXTRA_CORPUS_DIRS,
     INFRACTIONS_DIR then EXTRA_INFRACTIONS_DIRS (a game added by data alone lives in the extra folders)."""
+
     def listed(value: object) -> list[str]:
         if not value:
             return []
-        return [str(v) for v in value] if isinstance(value, (list, tuple)) else \
-            [v for v in str(value).split(os.pathsep) if v]
-    return ([str(config["CORPUS_DIR"]), *listed(config.get("EXTRA_CORPUS_DIRS"))],
-            [str(config["INFRACTIONS_DIR"]), *listed(config.get("EXTRA_INFRACTIONS_DIRS"))])
+        return (
+            [str(v) for v in value]
+            if isinstance(value, (list, tuple))
+            else [v for v in str(value).split(os.pathsep) if v]
+        )
+
+    return (
+        [str(config["CORPUS_DIR"]), *listed(config.get("EXTRA_CORPUS_DIRS"))],
+        [str(config["INFRACTIONS_DIR"]), *listed(config.get("EXTRA_INFRACTIONS_DIRS"))],
+    )
 
 
 def current_library() -> Library:

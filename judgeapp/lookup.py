@@ -40,13 +40,67 @@ from .search import analyzer, load_synonyms  # noqa: F401  (load_synonyms: calle
 from .textnorm import clean_query, fold, is_kana, squash
 
 # Words that carry no meaning in a judge's story (normalized forms, folded).
-STOP = {fold(w) for w in ("為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる",
-                          "せる", "させる", "無い", "ない", "て", "た", "此の", "其の", "何", "為", "時", "場合",
-                          "ちゃう", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん", "君", "ちゃん",
-                          "良い", "言う", "思う", "貰う", "呉れる", "下さる", "欲しい", "出来る", "如何", "何故",
-                          "どう", "此れ", "其れ", "何処", "いい",
-                          # who, in a story: the person, never the situation (あいつ, 俺, こいつ)
-                          "此奴", "其奴", "彼奴", "奴", "俺", "僕")}
+STOP = {
+    fold(w)
+    for w in (
+        "為る",
+        "居る",
+        "有る",
+        "成る",
+        "仕舞う",
+        "事",
+        "物",
+        "様",
+        "ところ",
+        "れる",
+        "られる",
+        "せる",
+        "させる",
+        "無い",
+        "ない",
+        "て",
+        "た",
+        "此の",
+        "其の",
+        "何",
+        "為",
+        "時",
+        "場合",
+        "ちゃう",
+        "じゃう",
+        "て居る",
+        "一",
+        "上",
+        "中",
+        "方",
+        "っ",
+        "さん",
+        "君",
+        "ちゃん",
+        "良い",
+        "言う",
+        "思う",
+        "貰う",
+        "呉れる",
+        "下さる",
+        "欲しい",
+        "出来る",
+        "如何",
+        "何故",
+        "どう",
+        "此れ",
+        "其れ",
+        "何処",
+        "いい",
+        # who, in a story: the person, never the situation (あいつ, 俺, こいつ)
+        "此奴",
+        "其奴",
+        "彼奴",
+        "奴",
+        "俺",
+        "僕",
+    )
+}
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
 # also stands as one shared term, in the evidence and in the query.
 COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件")}
@@ -88,6 +142,7 @@ class Answer:
         if self.rule is not None:
             return self.rule.citations
         return []
+
     terms: set[str] = field(default_factory=set)  # its own evidence, for the nothing-fits test
     grams: set[str] = field(default_factory=set)
 
@@ -217,8 +272,13 @@ def _terms(text: str) -> Counter:
                 pos = at + len(w.surface)
             if w.forms[0] in STOP:
                 continue
-            terms = frozenset(w.forms + w.parts + (("r:" + w.reading,) if w.reading else ()) + _groups_of(w)
-                              + ((COUNT_TERM,) if w.forms[0] in COUNTERS else ()))
+            terms = frozenset(
+                w.forms
+                + w.parts
+                + (("r:" + w.reading,) if w.reading else ())
+                + _groups_of(w)
+                + ((COUNT_TERM,) if w.forms[0] in COUNTERS else ())
+            )
             entries.append((at, at + len(w.surface) if at >= 0 else -1, terms))
         if len(_ANALYSED) < 20000:
             _ANALYSED[text] = entries
@@ -267,7 +327,7 @@ def _write_cache(path: Path, texts: set[str]) -> None:
 
 def _grams(text: str) -> Counter:
     s = squash(text)
-    return Counter(s[i:i + 2] for i in range(len(s) - 1))
+    return Counter(s[i : i + 2] for i in range(len(s) - 1))
 
 
 def _passages(text: str) -> list[str]:
@@ -292,8 +352,13 @@ def _quote_in(quote: str, passage: str) -> bool:
 class Lookup:
     """The situation lookup over every policy and the corpus; build once, query from any thread."""
 
-    def __init__(self, corpus: Corpus, policies: Policies, synonyms: list[tuple[list[str], list[str]]] = (),
-                 cache_dir: str | Path | None = None):
+    def __init__(
+        self,
+        corpus: Corpus,
+        policies: Policies,
+        synonyms: list[tuple[list[str], list[str]]] = (),
+        cache_dir: str | Path | None = None,
+    ):
         """Build from the policies and the corpus. With `cache_dir`, the analysis of the evidence is kept
         there (`lookup-<key>.json`, keyed by the data and the analyzer's versions) and read on the next
         start."""
@@ -340,10 +405,19 @@ class Lookup:
                 lv = policy.levels[rule.level]
                 to = [policy.levels[x] for x in ([rule.to] if rule.to else rule.to_any) if x in policy.levels]
                 marks = " ".join([lv.label, lv.mark] + [f"{x.label} {x.mark}" for x in to])
-                text = "\n".join([rule.text, rule.text, marks, " ".join(rule.keywords), " ".join(rule.keywords)])
+                text = "\n".join(
+                    [rule.text, rule.text, marks, " ".join(rule.keywords), " ".join(rule.keywords)]
+                )
                 _terms(rule.text)
-                own_units.append(Unit(text=rule.text, section=None, targets=[(i, 1.0)], terms=_terms(text),
-                                      grams=_grams(text)))
+                own_units.append(
+                    Unit(
+                        text=rule.text,
+                        section=None,
+                        targets=[(i, 1.0)],
+                        terms=_terms(text),
+                        grams=_grams(text),
+                    )
+                )
                 for c in rule.citations:
                     cited.setdefault(c.section, [])
                     if i not in cited[c.section]:
@@ -356,8 +430,15 @@ class Lookup:
                 strong = " ".join([inf.name, inf.name, " ".join(inf.keywords), " ".join(inf.keywords)])
                 text = "\n".join([strong, inf.description, inf.remedy or "", *leads.get(inf.id, [])])
                 _terms(inf.description)
-                own_units.append(Unit(text=inf.description, section=None, targets=[(i, 1.0)],
-                                      terms=_terms(text), grams=_grams(text)))
+                own_units.append(
+                    Unit(
+                        text=inf.description,
+                        section=None,
+                        targets=[(i, 1.0)],
+                        terms=_terms(text),
+                        grams=_grams(text),
+                    )
+                )
                 for c in inf.citations:
                     cited.setdefault(c.section, [])
                     if i not in cited[c.section]:
@@ -368,8 +449,9 @@ class Lookup:
                 infs = cited.get(sec.id, [])
                 if not infs or SECTION_ANSWERS_EVERYWHERE:
                     j = len(self.answers)
-                    self.answers.append(Answer(key=f"section:{sec.id}", game=policy.game, policy=policy,
-                                               section=sec))
+                    self.answers.append(
+                        Answer(key=f"section:{sec.id}", game=policy.game, policy=policy, section=sec)
+                    )
                     index[f"section:{sec.id}"] = j
                     own = [(j, 1.0)]
                 else:
@@ -377,15 +459,27 @@ class Lookup:
                 targets_all = own + [(i, 0.5) for i in infs]
                 title = _terms(sec.title)
                 for p in _passages(sec.text):
-                    quoted = [i for i in infs if any(c.section == sec.id and _quote_in(c.quote, p)
-                                                     for c in self.answers[i].citations)]
+                    quoted = [
+                        i
+                        for i in infs
+                        if any(
+                            c.section == sec.id and _quote_in(c.quote, p) for c in self.answers[i].citations
+                        )
+                    ]
                     targets = [(i, 1.0) for i in quoted] or targets_all
                     terms = _terms(p)
-                    passage_units.append(Unit(text=p, section=sec.id, targets=targets, terms=terms + title,
-                                              grams=_grams(p)))
-                section_units.append(Unit(text=sec.text, section=sec.id,
-                                          targets=[(i, 1.0) for i in infs] + [(j, 0.9) for j, _ in own],
-                                          terms=_terms(sec.title + "\n" + sec.text), grams=Counter()))
+                    passage_units.append(
+                        Unit(text=p, section=sec.id, targets=targets, terms=terms + title, grams=_grams(p))
+                    )
+                section_units.append(
+                    Unit(
+                        text=sec.text,
+                        section=sec.id,
+                        targets=[(i, 1.0) for i in infs] + [(j, 0.9) for j, _ in own],
+                        terms=_terms(sec.title + "\n" + sec.text),
+                        grams=Counter(),
+                    )
+                )
         # Each answer's own evidence: its own words and the lines that stand for it at full weight.
         for u in own_units + passage_units:
             for i, w in u.targets:
@@ -400,17 +494,21 @@ class Lookup:
         self.grams_units = own_units + passage_units
         self._bm = {name: _Bm25([u.terms for u in units]) for name, units in self.units.items()}
         self._bm["grams"] = _Bm25([u.grams for u in self.grams_units])
-        self._unit_game = {name: np.array([self.answers[u.targets[0][0]].game for u in units])
-                           for name, units in self.units.items()}
+        self._unit_game = {
+            name: np.array([self.answers[u.targets[0][0]].game for u in units])
+            for name, units in self.units.items()
+        }
         self._unit_game["grams"] = np.array([self.answers[u.targets[0][0]].game for u in self.grams_units])
         self._answer_game = np.array([a.game for a in self.answers])
         self._pairs = {}
         for name in ("own", "passage", "section", "grams"):
             units = self.grams_units if name == "grams" else self.units[name]
             pairs = [(u, i, w) for u, unit in enumerate(units) for i, w in unit.targets]
-            self._pairs[name] = (np.array([p[0] for p in pairs], dtype=np.int64),
-                                 np.array([p[1] for p in pairs], dtype=np.int64),
-                                 np.array([p[2] for p in pairs]))
+            self._pairs[name] = (
+                np.array([p[0] for p in pairs], dtype=np.int64),
+                np.array([p[1] for p in pairs], dtype=np.int64),
+                np.array([p[2] for p in pairs]),
+            )
         # Kana as typed → the text's words (katakana words by their spelling, others by their reading).
         self._kana: dict[str, tuple[str, ...]] = {}
         self._kana2: dict[str, tuple[str, ...]] = {}
@@ -449,10 +547,16 @@ class Lookup:
         analysed = analyzer().words(text)
         for n, w in enumerate(analysed):
             at = folded.find(fold(w.surface), pos)
-            if n and self._single_kana(analysed[n - 1]) and self._single_kana(w) and words and not words[-1][0]:
+            if (
+                n
+                and self._single_kana(analysed[n - 1])
+                and self._single_kana(w)
+                and words
+                and not words[-1][0]
+            ):
                 # two kana the analyzer cut into single letters (ぼ・ち): the text's word with that reading
                 joined = fold(analysed[n - 1].surface + w.surface)
-                if at >= 0 and folded[at - 1:at + 1] == joined and joined in self._kana2:
+                if at >= 0 and folded[at - 1 : at + 1] == joined and joined in self._kana2:
                     words[-1] = (self._kana2[joined], 1.0)
                     surfaces[-1] = analysed[n - 1].surface + w.surface
                     origin[-1] = None
@@ -467,7 +571,9 @@ class Lookup:
             if w.forms[0] in STOP or w.aux:
                 continue
             if self._single_kana(w):
-                words.append(((), 1.0))  # a lone kana letter: nothing on its own, unless the next one joins it
+                words.append(
+                    ((), 1.0)
+                )  # a lone kana letter: nothing on its own, unless the next one joins it
                 surfaces.append(w.surface)
                 origin.append(w)
                 continue
@@ -484,7 +590,11 @@ class Lookup:
                 surfaces.append(w.surface)
                 origin.append(None)
         keep = [k for k, (alts, _) in enumerate(words) if alts]
-        words, surfaces, origin = [words[k] for k in keep], [surfaces[k] for k in keep], [origin[k] for k in keep]
+        words, surfaces, origin = (
+            [words[k] for k in keep],
+            [surfaces[k] for k in keep],
+            [origin[k] for k in keep],
+        )
         for k in sorted(replaced):
             a, b, alts = kana[k]
             words.append((alts, 1.0))
@@ -495,8 +605,13 @@ class Lookup:
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, means), forms in zip(self.synonyms, self._syn_forms):
-            found = [k for k in keys if k and k in s and (not k.isascii() or re.search(
-                rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))]
+            found = [
+                k
+                for k in keys
+                if k
+                and k in s
+                and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
+            ]
             if not (forms & query_forms or found):
                 continue
             encoded = []
@@ -516,7 +631,9 @@ class Lookup:
         for k, (entry, surface) in enumerate(zip(words, surfaces)):
             out_words.append(entry)
             out_surfaces.append(surface)
-            owner = k if k in phrases else k - 1 if entry[0][0].startswith("g:") and k - 1 in phrases else None
+            owner = (
+                k if k in phrases else k - 1 if entry[0][0].startswith("g:") and k - 1 in phrases else None
+            )
             nxt = k + 1 < len(words) and words[k + 1][0][0].startswith("g:") and owner == k
             if owner is not None and not nxt:
                 out_words.append((("p:",) + tuple(dict.fromkeys(phrases[owner])), 0.0))
@@ -581,16 +698,19 @@ class Lookup:
             fused[ranked] += WEIGHTS[name] / (RRF_K + np.arange(1, len(ranked) + 1))
         # The fused rank's first candidates, ranked again by how much of the story each one's evidence covers:
         # an answer found high in one ranking but covering little of the story goes below one covering most.
-        order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][:max(limit, RERANK)]
+        order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][: max(limit, RERANK)]
         weights = self._word_weights(words)
         matches = []
         for i in order:
             cov, matched = self._coverage(i, words, weights, qgrams)
             matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
-        matches.sort(key=lambda m: -m.score * m.coverage ** COVERAGE_POWER)
+        matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = matches[:limit]
-        fits = [m for m in matches[:3] if m.coverage >= NONE_THRESHOLD
-                or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)]
+        fits = [
+            m
+            for m in matches[:3]
+            if m.coverage >= NONE_THRESHOLD or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)
+        ]
         best = max((m.coverage for m in matches[:3]), default=0.0)
         if not fits:
             return LookupResult(query=text, matches=[], none=True, message=NONE_MESSAGE, coverage=best)
@@ -600,15 +720,25 @@ class Lookup:
         """The same lookup in every game at once, grouped by game (the games whose text fits, best first);
         `none` when no game's text fits."""
         results = [self.search(query, game=g, limit=limit) for g in self.policies.games]
-        fitting = sorted((r for r in results if not r.none and r.matches),
-                         key=lambda r: (-r.coverage, -r.matches[0].score))
+        fitting = sorted(
+            (r for r in results if not r.none and r.matches), key=lambda r: (-r.coverage, -r.matches[0].score)
+        )
         text = clean_query(query)
         if not fitting:
-            return LookupResult(query=text, matches=[], none=bool(text),
-                                message=NONE_MESSAGE if text else None,
-                                coverage=max((r.coverage for r in results), default=0.0))
-        return LookupResult(query=text, matches=[m for r in fitting for m in r.matches], none=False,
-                            message=None, coverage=fitting[0].coverage)
+            return LookupResult(
+                query=text,
+                matches=[],
+                none=bool(text),
+                message=NONE_MESSAGE if text else None,
+                coverage=max((r.coverage for r in results), default=0.0),
+            )
+        return LookupResult(
+            query=text,
+            matches=[m for r in fitting for m in r.matches],
+            none=False,
+            message=None,
+            coverage=fitting[0].coverage,
+        )
 
     def _word_weights(self, words) -> list[float]:
         bm = self._bm["passage"]
@@ -694,10 +824,17 @@ class Lookup:
         if a.section is not None:
             section = a.section.id
         found = len({k for k in matched if words[k][1] >= 1.0 or words[k][0][0].startswith("g:")})
-        return Match(answer=a, score=round(score, 4), coverage=round(cov, 3), found=found,
-                     words=list(dict.fromkeys(surfaces[k] for k in matched if surfaces[k])), section=section,
-                     passage=passage, alternatives=frozenset(alts),
-                     from_text=best is not None or a.section is not None)
+        return Match(
+            answer=a,
+            score=round(score, 4),
+            coverage=round(cov, 3),
+            found=found,
+            words=list(dict.fromkeys(surfaces[k] for k in matched if surfaces[k])),
+            section=section,
+            passage=passage,
+            alternatives=frozenset(alts),
+            from_text=best is not None or a.section is not None,
+        )
 
 
 def mark(text: str, alternatives: set[str]) -> Markup:
@@ -725,18 +862,32 @@ def match_json(m: Match) -> dict:
     if a.infraction is not None:
         inf = a.infraction
         return {
-            "id": a.key, "kind": "infraction", "game": a.game, "name": inf.name,
+            "id": a.key,
+            "kind": "infraction",
+            "game": a.game,
+            "name": inf.name,
             "description": inf.description,
-            "penalty": policy.penalty_label(inf), "penalty_id": inf.penalty, "discretion": inf.discretion,
+            "penalty": policy.penalty_label(inf),
+            "penalty_id": inf.penalty,
+            "discretion": inf.discretion,
             "penalty_may": policy.penalty_may(inf),
-            "discretion_note": inf.discretion_note, "head_judge": inf.head_judge, "procedure": inf.procedure,
+            "discretion_note": inf.discretion_note,
+            "head_judge": inf.head_judge,
+            "procedure": inf.procedure,
             "remedy": inf.remedy,
-            "also": inf.also + [f"{policy.consequences[c].label}：{policy.consequences[c].description}"
-                                for c in inf.also_consequences],
+            "also": inf.also
+            + [
+                f"{policy.consequences[c].label}：{policy.consequences[c].description}"
+                for c in inf.also_consequences
+            ],
             "citations": [c.section for c in inf.citations],
             "quotes": [{"section": c.section, "quote": c.quote} for c in inf.citations],
-            "section": m.section, "decides": None if inf.penalty else m.decides,
-            "url": f"/wizard/{a.game}/{inf.id}", "score": m.score, "coverage": m.coverage, "why": why,
+            "section": m.section,
+            "decides": None if inf.penalty else m.decides,
+            "url": f"/wizard/{a.game}/{inf.id}",
+            "score": m.score,
+            "coverage": m.coverage,
+            "why": why,
         }
     if a.rule is not None:
         rule = a.rule
@@ -749,24 +900,55 @@ def match_json(m: Match) -> dict:
         item = policy.levels.get(penalty_id) or policy.consequences.get(penalty_id) if penalty_id else None
         options = [policy.levels[x].label for x in rule.to_any] if rule.kind == "upgrade" else []
         return {
-            "id": a.key, "kind": "rule", "game": a.game, "name": rule.text, "description": rule.text,
-            "penalty": item.label if item else None, "penalty_id": penalty_id, "penalty_options": options,
+            "id": a.key,
+            "kind": "rule",
+            "game": a.game,
+            "name": rule.text,
+            "description": rule.text,
+            "penalty": item.label if item else None,
+            "penalty_id": penalty_id,
+            "penalty_options": options,
             "discretion": not rule.automatic,
-            "discretion_note": None if rule.automatic else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
-            "head_judge": False, "procedure": False, "remedy": None, "also": [],
+            "discretion_note": None
+            if rule.automatic
+            else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
+            "head_judge": False,
+            "procedure": False,
+            "remedy": None,
+            "also": [],
             "citations": [c.section for c in rule.citations],
             "quotes": [{"section": c.section, "quote": c.quote} for c in rule.citations],
-            "section": m.section, "decides": rule.text, "url": f"/rules/{rule.citations[0].section}",
-            "score": m.score, "coverage": m.coverage, "why": why,
+            "section": m.section,
+            "decides": rule.text,
+            "url": f"/rules/{rule.citations[0].section}",
+            "score": m.score,
+            "coverage": m.coverage,
+            "why": why,
         }
     sec = a.section
     open_ = bool(OPEN_RE.search(m.passage))
     return {
-        "id": a.key, "kind": "section", "game": a.game, "name": sec.title, "description": m.passage,
-        "penalty": None, "penalty_id": None, "discretion": open_,
-        "discretion_note": "この節の文言（「できます」「ことがあります」など）は、判断に任せています。" if open_ else None,
+        "id": a.key,
+        "kind": "section",
+        "game": a.game,
+        "name": sec.title,
+        "description": m.passage,
+        "penalty": None,
+        "penalty_id": None,
+        "discretion": open_,
+        "discretion_note": "この節の文言（「できます」「ことがあります」など）は、判断に任せています。"
+        if open_
+        else None,
         "head_judge": False,
-        "procedure": False, "remedy": None, "also": [], "citations": [sec.id],
-        "quotes": [{"section": sec.id, "quote": m.passage}], "section": sec.id,
-        "decides": m.passage, "url": sec.url, "score": m.score, "coverage": m.coverage, "why": why,
+        "procedure": False,
+        "remedy": None,
+        "also": [],
+        "citations": [sec.id],
+        "quotes": [{"section": sec.id, "quote": m.passage}],
+        "section": sec.id,
+        "decides": m.passage,
+        "url": sec.url,
+        "score": m.score,
+        "coverage": m.coverage,
+        "why": why,
     }

@@ -47,8 +47,9 @@ def wizard_tree() -> dict:
     for game, policy in current_library().policies.games.items():
         nodes = {}
         for node in policy.nodes.values():
-            nodes[node.id] = {a.id: ({"outcome": a.outcome} if a.outcome else {"next": a.next})
-                              for a in node.answers}
+            nodes[node.id] = {
+                a.id: ({"outcome": a.outcome} if a.outcome else {"next": a.next}) for a in node.answers
+            }
         out[game] = {"start": policy.wizard.start, "nodes": nodes}
     return out
 
@@ -98,8 +99,9 @@ def training_runs() -> dict:
             "choices": [cid for cid, _ in choices(policy)],
             "labels": dict(choices(policy)),
             "situations": [scenarios[r].situation for r in run],
-            "infractions": [[scenarios[r].infraction, policy.infractions[scenarios[r].infraction].name]
-                            for r in run],
+            "infractions": [
+                [scenarios[r].infraction, policy.infractions[scenarios[r].infraction].name] for r in run
+            ],
         }
     return out
 
@@ -126,8 +128,14 @@ def training_pages() -> list[str]:
 
 def library_pages() -> list[str]:
     lib = current_library()
-    urls = ["/", url_for("rules.search"), url_for("wizard.choose"), url_for("wizard.training_choose"),
-            url_for("wizard.decks"), url_for("offline.missing")]
+    urls = [
+        "/",
+        url_for("rules.search"),
+        url_for("wizard.choose"),
+        url_for("wizard.training_choose"),
+        url_for("wizard.decks"),
+        url_for("offline.missing"),
+    ]
     urls += [url_for("wizard.decks", game=g) for g in (lib.decks or {})]
     for game in lib.corpus.games.values():
         urls.append(game.url)
@@ -162,12 +170,23 @@ def precache():
     if request.args.get("part") == "event":
         urls = event_pages()
     else:
-        urls = library_pages() + wizard_pages() + training_pages() + current_assets().urls() + [
-            "/manifest.webmanifest", url_for("offline.search_index"), url_for("offline.situation_index"),
-            url_for("offline.wizard_json"), url_for("offline.training_json")]
+        urls = (
+            library_pages()
+            + wizard_pages()
+            + training_pages()
+            + current_assets().urls()
+            + [
+                "/manifest.webmanifest",
+                url_for("offline.search_index"),
+                url_for("offline.situation_index"),
+                url_for("offline.wizard_json"),
+                url_for("offline.training_json"),
+            ]
+        )
         bundle = url_for("offline.pages_bundle", v=offline_version())
-    resp = current_app.json.response({"version": offline_version(), "urls": list(dict.fromkeys(urls)),
-                                      "bundle": bundle})
+    resp = current_app.json.response(
+        {"version": offline_version(), "urls": list(dict.fromkeys(urls)), "bundle": bundle}
+    )
     resp.headers["Cache-Control"] = "private, no-cache"
     return resp
 
@@ -189,8 +208,9 @@ def pages_bundle():
             r = client.get(url)
             if r.status_code == 200:
                 pages[url] = r.get_data(as_text=True)
-        body = json.dumps({"version": version, "pages": pages}, ensure_ascii=False,
-                          separators=(",", ":")).encode()
+        body = json.dumps(
+            {"version": version, "pages": pages}, ensure_ascii=False, separators=(",", ":")
+        ).encode()
         _bundles.clear()
         _bundles[version] = body
     resp = Response(body, mimetype="application/json")
@@ -260,14 +280,29 @@ def build_index_export(docs, synonyms) -> dict:
         for r in reads + title_reads:
             readings[r] = 1
         grams = len(_bigrams(d.title)) + len(_bigrams(d.text))
-        out_docs.append({
-            "id": d.id, "game": d.game, "title": d.title, "doc": d.doc_title, "text": d.text,
-            "num": number_terms(d.numbers), "w": ids(words), "t": ids(title_words),
-            "r": ids(reads + title_reads),
-            # Field lengths as a Whoosh index stores them (one byte each: an approximation), for BM25F.
-            "dl": {f: _stored_length(n) for f, n in (("w", len(words)), ("t", len(title_words)),
-                                                     ("r", len(reads) + len(title_reads)), ("g", grams))},
-        })
+        out_docs.append(
+            {
+                "id": d.id,
+                "game": d.game,
+                "title": d.title,
+                "doc": d.doc_title,
+                "text": d.text,
+                "num": number_terms(d.numbers),
+                "w": ids(words),
+                "t": ids(title_words),
+                "r": ids(reads + title_reads),
+                # Field lengths as a Whoosh index stores them (one byte each: an approximation), for BM25F.
+                "dl": {
+                    f: _stored_length(n)
+                    for f, n in (
+                        ("w", len(words)),
+                        ("t", len(title_words)),
+                        ("r", len(reads) + len(title_reads)),
+                        ("g", grams),
+                    )
+                },
+            }
+        )
     syn = []
     for keys, means in synonyms:
         key_readings = ["".join(w.reading for w in analyzer().words(k)) for k in keys]
@@ -279,11 +314,22 @@ def build_index_export(docs, synonyms) -> dict:
             lemma = ws[0].forms[0] if len(ws) == 1 else ""
             if len(lemma) >= 2 and lemma[-1] in "ウクスツヌフムユルグズブプイ" and not is_kana(lemma):
                 stems += [ws[0].forms[0][:-1], ws[0].reading[:-1]]
-        syn.append({"keys": keys, "readings": key_readings, "lemmas": key_lemmas,
-                    "stems": [s for s in dict.fromkeys(stems) if len(s) >= 2],
-                    "means": [[list(w.forms + w.parts) for w in analyzer().words(m)] for m in means]})
-    return {"vocab": list(vocab), "docs": out_docs, "surfaces": surfaces, "readings": list(readings),
-            "synonyms": syn}
+        syn.append(
+            {
+                "keys": keys,
+                "readings": key_readings,
+                "lemmas": key_lemmas,
+                "stems": [s for s in dict.fromkeys(stems) if len(s) >= 2],
+                "means": [[list(w.forms + w.parts) for w in analyzer().words(m)] for m in means],
+            }
+        )
+    return {
+        "vocab": list(vocab),
+        "docs": out_docs,
+        "surfaces": surfaces,
+        "readings": list(readings),
+        "synonyms": syn,
+    }
 
 
 @lru_cache(maxsize=4)
@@ -335,11 +381,23 @@ def manifest():
     """The manifest that makes the app installable."""
     assets = current_assets()
     data = {
-        "name": "judgeapp ジャッジの手元", "short_name": "judgeapp", "lang": "ja", "start_url": "/",
-        "scope": "/", "display": "standalone", "theme_color": "#0b57d0", "background_color": "#ffffff",
-        "icons": [{"src": assets.url("icon-192.png"), "sizes": "192x192", "type": "image/png"},
-                  {"src": assets.url("icon-512.png"), "sizes": "512x512", "type": "image/png",
-                   "purpose": "any maskable"}],
+        "name": "judgeapp ジャッジの手元",
+        "short_name": "judgeapp",
+        "lang": "ja",
+        "start_url": "/",
+        "scope": "/",
+        "display": "standalone",
+        "theme_color": "#0b57d0",
+        "background_color": "#ffffff",
+        "icons": [
+            {"src": assets.url("icon-192.png"), "sizes": "192x192", "type": "image/png"},
+            {
+                "src": assets.url("icon-512.png"),
+                "sizes": "512x512",
+                "type": "image/png",
+                "purpose": "any maskable",
+            },
+        ],
     }
     resp = current_app.json.response(data)
     resp.mimetype = "application/manifest+json"

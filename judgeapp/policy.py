@@ -24,8 +24,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from .corpus import Corpus
-from .yamlload import DuplicateKeyError, load_yaml
 from .errors import PolicyError, StandingError
+from .yamlload import DuplicateKeyError, load_yaml
 
 ID_RE = r"^[a-z0-9][a-z0-9-]*$"
 RESERVED_NODE_IDS = {"at", "q", "next", "run", "a", "game", "infraction_id"}
@@ -58,7 +58,9 @@ class Level(Strict):
     mark: str = Field(min_length=1)  # short mark: N, ①
     description: str = Field(min_length=1)
     removes: bool = False  # the player takes no further part in the event (失格)
-    removal: str | None = None  # with removes: what then happens, in the text's words (shown, never a template's)
+    removal: str | None = (
+        None  # with removes: what then happens, in the text's words (shown, never a template's)
+    )
     ends_game: bool = False  # the current game ends at once
     restricted_to: str | None = None  # who alone may issue it, in the text's words
     grant: str | None = Field(default=None, pattern=ID_RE)  # the permission the organizer grants for it
@@ -75,7 +77,9 @@ class Consequence(Strict):
     description: str = Field(min_length=1)
     removes: bool = False
     removal: str | None = None  # with removes: what then happens, in the text's words
-    result: bool = False  # a result the text states (不戦敗 after a drop), not a penalty: never recorded or counted
+    result: bool = (
+        False  # a result the text states (不戦敗 after a drop), not a penalty: never recorded or counted
+    )
     # the text says it *may* be issued (「できます」, tcg-taikai 3b): shown and returned beside the label, so the
     # answer never reads as a rule; in plain words, who decides whether and how long
     may: str | None = None
@@ -109,7 +113,9 @@ class Rule(Strict):
     automatic: bool
     text: str = Field(min_length=1)  # the rule in plain words
     removal: str | None = None  # kind removes: what then happens, in the text's words
-    consequence: str | None = None  # kind removes: the consequence it leads to (Lycee: トーナメントからの除外)
+    consequence: str | None = (
+        None  # kind removes: the consequence it leads to (Lycee: トーナメントからの除外)
+    )
     keywords: list[str] = []  # judges' words for the situation lookup
     citations: list[Citation] = Field(min_length=1)
 
@@ -300,7 +306,9 @@ class Policy:
         A result that is not a penalty (`result: true`) is found only with `results=True`: it can never be
         recorded, and the standing engine names it without counting it."""
         key = _key(name)
-        for item in list(self.levels.values()) + [c for c in self.consequences.values() if results or not c.result]:
+        for item in list(self.levels.values()) + [
+            c for c in self.consequences.values() if results or not c.result
+        ]:
             names = {item.id, item.label}
             if isinstance(item, Level):
                 names |= {item.mark, f"{item.mark}{item.label}", f"{item.mark}【{item.label}】"}
@@ -368,8 +376,10 @@ def _check_citations(where: str, citations: list[Citation], corpus: Corpus, game
             problems.append(f"{where}.citations[{i}].section: no section '{c.section}' in the corpus")
             continue
         if section.game != game:
-            problems.append(f"{where}.citations[{i}].section: '{c.section}' belongs to another game "
-                            f"({section.game}); a policy cites only its own game's text")
+            problems.append(
+                f"{where}.citations[{i}].section: '{c.section}' belongs to another game "
+                f"({section.game}); a policy cites only its own game's text"
+            )
             continue
         if _squash_ws(c.quote) not in _squash_ws(section.text):
             problems.append(f"{where}.citations[{i}].quote: 「{c.quote}」 does not stand in {c.section}")
@@ -400,8 +410,9 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
         problems.append(f"{p}: levels: ladder: true needs the text's levels")
     if not pf.ladder and pf.levels:
         problems.append(f"{p}: levels: ladder: false takes no levels")
-    _duplicates(f"{p}: levels/consequences",
-                [x.id for x in pf.levels] + [x.id for x in pf.consequences], problems)
+    _duplicates(
+        f"{p}: levels/consequences", [x.id for x in pf.levels] + [x.id for x in pf.consequences], problems
+    )
     _duplicates(f"{p}: rules", [x.id for x in pf.rules], problems)
     _duplicates(f"{p}: infractions", [x.id for x in pf.infractions], problems)
     _duplicates(f"{w}: nodes", [x.id for x in wf.nodes], problems)
@@ -424,12 +435,16 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
             problems.append(f"{where}.consequence: unknown consequence '{r.consequence}'")
         for key, lid in [("level", r.level), ("to", r.to)] + [("to_any", x) for x in r.to_any]:
             if lid is not None and lid not in levels:
-                problems.append(f"{where}.{key}: unknown level '{lid}' (levels: {', '.join(levels) or 'none'})")
+                problems.append(
+                    f"{where}.{key}: unknown level '{lid}' (levels: {', '.join(levels) or 'none'})"
+                )
     for i, x in enumerate(pf.infractions):
         where = f"{p}: infractions[{i}]"
         if x.penalty is not None and x.penalty not in levels and x.penalty not in consequences:
-            problems.append(f"{where}.penalty: unknown level '{x.penalty}' "
-                            f"(levels and consequences: {', '.join(list(levels) + list(consequences))})")
+            problems.append(
+                f"{where}.penalty: unknown level '{x.penalty}' "
+                f"(levels and consequences: {', '.join(list(levels) + list(consequences))})"
+            )
         for j, c in enumerate(x.also_consequences):
             if c not in consequences:
                 problems.append(f"{where}.also_consequences[{j}]: unknown consequence '{c}'")
@@ -448,7 +463,9 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
             if a.next is not None and a.next not in nodes:
                 problems.append(f"{w}: nodes[{n.id}].answers[{a.id}].next: unknown node '{a.next}'")
             if a.outcome is not None and a.outcome not in infractions:
-                problems.append(f"{w}: nodes[{n.id}].answers[{a.id}].outcome: unknown infraction '{a.outcome}'")
+                problems.append(
+                    f"{w}: nodes[{n.id}].answers[{a.id}].outcome: unknown infraction '{a.outcome}'"
+                )
     depth = 0
     parents: dict[str, tuple[str, str]] = {}
     if wf.start in nodes:
@@ -458,7 +475,9 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
         def walk(nid: str, d: int) -> None:
             nonlocal depth
             if nid in on_path:
-                problems.append(f"{w}: nodes[{nid}]: cycle {' → '.join(on_path[on_path.index(nid):] + [nid])}")
+                problems.append(
+                    f"{w}: nodes[{nid}]: cycle {' → '.join(on_path[on_path.index(nid) :] + [nid])}"
+                )
                 return
             if nid not in nodes:
                 return
@@ -490,8 +509,18 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
         _check_citations(f"{p}: hand_off", pf.hand_off.citations, corpus, game, problems)
     if len(problems) > before:
         return None
-    return Policy(game=game, file=pf, wizard=wf, training=tf, levels=levels, consequences=consequences,
-                  infractions=infractions, nodes=nodes, depth=depth, parents=parents)
+    return Policy(
+        game=game,
+        file=pf,
+        wizard=wf,
+        training=tf,
+        levels=levels,
+        consequences=consequences,
+        infractions=infractions,
+        nodes=nodes,
+        depth=depth,
+        parents=parents,
+    )
 
 
 def game_folders(directory: str | Path | Sequence[str | Path], problems: list[str]) -> list[Path]:
@@ -549,6 +578,7 @@ class Standing:
     notes: list[str]
     removed_text: str | None = None  # what removal means here, in the policy's words
 
+
 def standing(policy: Policy, penalties: list[str]) -> Standing:
     """What a player's penalties come to under the game's rules, step by step.
 
@@ -564,13 +594,19 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
             result_notes.append(f"{item.label}はペナルティではなく結果なので、数えません。")
             continue
         if item is None:
-            known = "、".join([lv.label for lv in policy.levels.values()] +
-                             [c.label for c in policy.consequences.values() if not c.result])
+            known = "、".join(
+                [lv.label for lv in policy.levels.values()]
+                + [c.label for c in policy.consequences.values() if not c.result]
+            )
             if not policy.file.ladder:
-                raise StandingError(f"{i + 1} 件目「{str(name)[:40]}」: {policy.name}にはペナルティの段階がありません。"
-                                    f"記録できるのは {known or '（なし）'} です。")
-            raise StandingError(f"{i + 1} 件目「{str(name)[:40]}」はこのゲームのペナルティにありません。"
-                                f"使えるのは {known} です。")
+                raise StandingError(
+                    f"{i + 1} 件目「{str(name)[:40]}」: {policy.name}にはペナルティの段階がありません。"
+                    f"記録できるのは {known or '（なし）'} です。"
+                )
+            raise StandingError(
+                f"{i + 1} 件目「{str(name)[:40]}」はこのゲームのペナルティにありません。"
+                f"使えるのは {known} です。"
+            )
         items.append(item)
 
     order = list(policy.levels.values()) + list(policy.consequences.values())
@@ -592,31 +628,52 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
                     effective[level.label] = n % rule.count
                     effective[to.label] = effective.get(to.label, 0) + n // rule.count
                     if item.label == level.label and n % rule.count == 0:
-                        notes.append(f"{level.label} {n} 点は {to.label} {n // rule.count} 点に相当します（{rule.text}）。")
+                        notes.append(
+                            f"{level.label} {n} 点は {to.label} {n // rule.count} 点に相当します（{rule.text}）。"
+                        )
             elif rule.kind == "removes":
                 if effective.get(level.label, 0) >= rule.count and not removed:
                     removed = True
                     removed_text = rule.removal
                     notes.append(f"{level.label}が {effective[level.label]} 点になりました。{rule.text}")
-            elif (rule.kind == "upgrade" and item.label == level.label
-                  and counts[level.label] >= (rule.count or 2)):
+            elif (
+                rule.kind == "upgrade"
+                and item.label == level.label
+                and counts[level.label] >= (rule.count or 2)
+            ):
                 # Without a count in the text (「何度も」), every repeat is offered with the earlier records.
                 targets = [policy.levels[x] for x in rule.to_any]
                 earlier = counts[level.label] - 1
                 who = {t.label: t.restricted_to for t in targets if t.restricted_to}
-                upgrades.append({"from": level.label, "to": [t.label for t in targets], "automatic": False,
-                                 "rule": rule.id, "earlier": earlier, "count": rule.count, "restricted_to": who})
-                when = (f"{rule.count} 回目から格上げできます。" if rule.count
-                        else "本文は何回目からかを書いていません。")
-                notes.append(f"この選手はすでに{level.label}を {earlier} 回受けています。{rule.text}{when}"
-                             + "".join(f"【{lb}】を与えられるのは{w}です。" for lb, w in who.items())
-                             + "格上げするかどうかはジャッジの判断で、自動では変わりません。")
+                upgrades.append(
+                    {
+                        "from": level.label,
+                        "to": [t.label for t in targets],
+                        "automatic": False,
+                        "rule": rule.id,
+                        "earlier": earlier,
+                        "count": rule.count,
+                        "restricted_to": who,
+                    }
+                )
+                when = (
+                    f"{rule.count} 回目から格上げできます。"
+                    if rule.count
+                    else "本文は何回目からかを書いていません。"
+                )
+                notes.append(
+                    f"この選手はすでに{level.label}を {earlier} 回受けています。{rule.text}{when}"
+                    + "".join(f"【{lb}】を与えられるのは{w}です。" for lb, w in who.items())
+                    + "格上げするかどうかはジャッジの判断で、自動では変わりません。"
+                )
         if getattr(item, "removes", False) and not removed:
             removed = True
             removed_text = item.removal
             notes.append(f"{item.label}: {item.description}")
         effective = {x.label: effective[x.label] for x in order if effective.get(x.label)}
-        steps.append(Step(after=item.label, effective=effective, removed=removed, notes=notes, upgrades=upgrades))
+        steps.append(
+            Step(after=item.label, effective=effective, removed=removed, notes=notes, upgrades=upgrades)
+        )
 
     final_notes: list[str] = list(dict.fromkeys(result_notes))
     if not policy.file.ladder:
@@ -641,7 +698,15 @@ def standing_json(s: Standing) -> dict:
         "effective": s.effective,
         "removed": s.removed,
         "removed_text": s.removed_text,
-        "steps": [{"after": st.after, "effective": st.effective, "removed": st.removed, "notes": st.notes,
-                   "upgrades": st.upgrades} for st in s.steps],
+        "steps": [
+            {
+                "after": st.after,
+                "effective": st.effective,
+                "removed": st.removed,
+                "notes": st.notes,
+                "upgrades": st.upgrades,
+            }
+            for st in s.steps
+        ],
         "notes": s.notes,
     }

@@ -24,10 +24,10 @@ import re
 import shutil
 import threading
 from collections import Counter, OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
-from typing import Iterable
 
 import numpy as np
 from markupsafe import escape
@@ -38,8 +38,20 @@ from whoosh.analysis import SpaceSeparatedTokenizer
 from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
 from whoosh.system import pack_uint
 
-from .textnorm import (clean_query, deletions, fold, is_kana, kana_consonants, kana_skeleton,
-                       latin_consonants, section_number_keys, spelled_letters, squash, squash_map, to_katakana)
+from .textnorm import (
+    clean_query,
+    deletions,
+    fold,
+    is_kana,
+    kana_consonants,
+    kana_skeleton,
+    latin_consonants,
+    section_number_keys,
+    spelled_letters,
+    squash,
+    squash_map,
+    to_katakana,
+)
 from .yamlload import load_yaml
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
@@ -58,14 +70,56 @@ def _analysis_version() -> str:
             parts.append(f"{package}=?")
     return " ".join(parts)
 
+
 _DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
 # Words that carry no meaning in a judge's query (normalized forms, folded): light verbs and nouns, and the
 # question words a judge wraps a query in (〜って何, どうすればいい, 〜できない).
-_QUERY_STOP = {fold(w) for w in (
-    "為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる", "ない",
-    "て", "た", "出来る", "何", "如何", "何処", "何時", "誰", "何故", "良い", "いい", "言う", "思う", "分かる", "知る",
-    "教える", "貰う", "呉れる", "欲しい", "下さい", "ちゃう", "って", "です", "ます", "此れ", "其れ", "彼れ",
-)}
+_QUERY_STOP = {
+    fold(w)
+    for w in (
+        "為る",
+        "居る",
+        "有る",
+        "成る",
+        "仕舞う",
+        "事",
+        "物",
+        "様",
+        "ところ",
+        "れる",
+        "られる",
+        "せる",
+        "させる",
+        "ない",
+        "て",
+        "た",
+        "出来る",
+        "何",
+        "如何",
+        "何処",
+        "何時",
+        "誰",
+        "何故",
+        "良い",
+        "いい",
+        "言う",
+        "思う",
+        "分かる",
+        "知る",
+        "教える",
+        "貰う",
+        "呉れる",
+        "欲しい",
+        "下さい",
+        "ちゃう",
+        "って",
+        "です",
+        "ます",
+        "此れ",
+        "其れ",
+        "彼れ",
+    )
+}
 
 _space = SpaceSeparatedTokenizer()
 
@@ -102,18 +156,18 @@ SCHEMA = Schema(
 FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
 # How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
 WEIGHT = {
-    "number": 60.0,     # the section number, however written
-    "all": 1.0,         # every word of the query in the section (added to "any")
-    "title": 1.0,       # every word of the query in the section's title
-    "most": 0.5,        # all words but one (queries of 3 to 5 words): one noise word does not sink a section
-    "segments": 0.8,    # a run of kana read as several of the corpus's readings
-    "any": 1.0,         # each word found
-    "synonym": 0.35,    # a word of the same SudachiPy synonym group
-    "fuzzy": 0.5,       # a katakana word within one edit, a Latin name from its kana reading
-    "phrase": 1.0,      # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
-    "pairs": 0.5,       # two words side by side as in the text (ヘッドジャッジ|いる: ヘッドジャッジがいない)
-    "grams": 0.4,       # every character pair of the query (card names, abbreviations)
-    "some_grams": 0.05, # some character pairs
+    "number": 60.0,  # the section number, however written
+    "all": 1.0,  # every word of the query in the section (added to "any")
+    "title": 1.0,  # every word of the query in the section's title
+    "most": 0.5,  # all words but one (queries of 3 to 5 words): one noise word does not sink a section
+    "segments": 0.8,  # a run of kana read as several of the corpus's readings
+    "any": 1.0,  # each word found
+    "synonym": 0.35,  # a word of the same SudachiPy synonym group
+    "fuzzy": 0.5,  # a katakana word within one edit, a Latin name from its kana reading
+    "phrase": 1.0,  # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
+    "pairs": 0.5,  # two words side by side as in the text (ヘッドジャッジ|いる: ヘッドジャッジがいない)
+    "grams": 0.4,  # every character pair of the query (card names, abbreviations)
+    "some_grams": 0.05,  # some character pairs
 }
 
 
@@ -128,7 +182,9 @@ class IndexDoc:
     title: str
     doc_title: str
     text: str
-    numbers: list[str] = dataclass_field(default_factory=list)  # how judges type its number (`Corpus.number_keys`)
+    numbers: list[str] = dataclass_field(
+        default_factory=list
+    )  # how judges type its number (`Corpus.number_keys`)
 
 
 @dataclass
@@ -195,12 +251,20 @@ class Analyzer:
 
     def _word(self, m, aux: bool = False) -> Word:
         surface = m.surface()
-        forms = dict.fromkeys(f for f in (fold(m.normalized_form()), fold(surface), fold(m.dictionary_form())) if f.strip())
+        forms = dict.fromkeys(
+            f for f in (fold(m.normalized_form()), fold(surface), fold(m.dictionary_form())) if f.strip()
+        )
         short = [p for p in m.split(self._split_a) if p.part_of_speech()[0] not in _DROP_POS]
         parts = tuple(fold(p.normalized_form()) for p in short)
         groups = tuple(m.synonym_group_ids()) or tuple(g for p in short for g in p.synonym_group_ids())
-        return Word(surface=surface, forms=tuple(forms), reading=fold(m.reading_form()),
-                    parts=parts if len(parts) > 1 else (), synonyms=tuple(dict.fromkeys(groups)), aux=aux)
+        return Word(
+            surface=surface,
+            forms=tuple(forms),
+            reading=fold(m.reading_form()),
+            parts=parts if len(parts) > 1 else (),
+            synonyms=tuple(dict.fromkeys(groups)),
+            aux=aux,
+        )
 
 
 def _is_aux(m, before) -> bool:
@@ -208,9 +272,14 @@ def _is_aux(m, before) -> bool:
     pos = m.part_of_speech()
     if pos[:2] == ("形状詞", "助動詞語幹"):
         return True
-    return (pos[1] == "非自立可能" and pos[0] == "動詞" and m.dictionary_form() not in ("見る", "みる")
-            and before is not None
-            and before.surface() in ("て", "で") and before.part_of_speech()[0] in ("助詞", "助動詞"))
+    return (
+        pos[1] == "非自立可能"
+        and pos[0] == "動詞"
+        and m.dictionary_form() not in ("見る", "みる")
+        and before is not None
+        and before.surface() in ("て", "で")
+        and before.part_of_speech()[0] in ("助詞", "助動詞")
+    )
 
 
 _analyzer: Analyzer | None = None
@@ -328,13 +397,20 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 return [t for w in ws for t in w.forms + w.parts]
 
             writer.add_document(
-                id=d.id, game=d.game, doc=d.doc, number=" ".join(number_terms(d.numbers)),
+                id=d.id,
+                game=d.game,
+                doc=d.doc,
+                number=" ".join(number_terms(d.numbers)),
                 syn=[str(g) for w in body_words + title_words for g in w.synonyms],
                 pairs=word_pairs(body_words) + word_pairs(title_words),
-                title=terms(title_words), words=terms(body_words),
+                title=terms(title_words),
+                words=terms(body_words),
                 reading=[w.reading for w in body_words + title_words],
-                grams=_bigrams(d.title) + _bigrams(d.text), title_grams=_bigrams(d.title),
-                title_text=d.title, doc_title=d.doc_title, text=d.text,
+                grams=_bigrams(d.title) + _bigrams(d.text),
+                title_grams=_bigrams(d.title),
+                title_text=d.title,
+                doc_title=d.doc_title,
+                text=d.text,
             )
             count += 1
         writer.commit(optimize=True)
@@ -345,7 +421,9 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
-    (tmp / "meta.json").write_text(json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count}))
+    (tmp / "meta.json").write_text(
+        json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count})
+    )
     old = path.with_name(f".{path.name}.old-{os.getpid()}")
     if path.exists():
         path.rename(old)
@@ -419,7 +497,9 @@ class _Evaluator:
     def _field_lengths(self, field: str) -> np.ndarray:
         arr = self._lengths.get(field)
         if arr is None:
-            arr = np.array([self.reader.doc_field_length(d, field, 0) for d in range(self.n)], dtype=np.float64)
+            arr = np.array(
+                [self.reader.doc_field_length(d, field, 0) for d in range(self.n)], dtype=np.float64
+            )
             self._lengths[field] = arr
         return arr
 
@@ -726,8 +806,11 @@ class SearchIndex:
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
         for g in w.synonyms:
             alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
-        if (qw.kana or is_kana(w.surface)) and w.reading not in self.readings \
-                and w.forms[0] not in self.lexicon["words"]:
+        if (
+            (qw.kana or is_kana(w.surface))
+            and w.reading not in self.readings
+            and w.forms[0] not in self.lexicon["words"]
+        ):
             for r in self._spellings(w.reading):
                 alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
                 for surface in self.lexicon["reading"].get(r, ())[:3]:
@@ -782,8 +865,12 @@ class SearchIndex:
             for j in range(i + 1, min(len(s), i + self._max_key) + 1):
                 for e in self._synonym_by_key.get(s[i:j], ()):
                     key = s[i:j]
-                    if key.isascii() and (s[i - 1 : i].isascii() and s[i - 1 : i].isalnum()
-                                          or s[j : j + 1].isascii() and s[j : j + 1].isalnum()):
+                    if key.isascii() and (
+                        s[i - 1 : i].isascii()
+                        and s[i - 1 : i].isalnum()
+                        or s[j : j + 1].isascii()
+                        and s[j : j + 1].isalnum()
+                    ):
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
                     found.append(e)
         lemmas = [qw.word.forms[0] for qw in (words if words is not None else self.analyse(text))]
@@ -819,8 +906,11 @@ class SearchIndex:
             signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
         for e in self.synonym_entries(text, words):
             for phrase in self._phrases[e]:
-                terms = [self._word_query(QueryWord(w, kana=False))
-                         for w in phrase if w.forms[0] not in _QUERY_STOP]
+                terms = [
+                    self._word_query(QueryWord(w, kana=False))
+                    for w in phrase
+                    if w.forms[0] not in _QUERY_STOP
+                ]
                 if terms:
                     signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
         pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
@@ -882,10 +972,23 @@ class SearchIndex:
         marker = self._marker(every, short)
         for docnum in top:
             f = ev.stored[docnum]
-            hits.append(Hit(id=f["id"], game=f["game"], doc=f["doc"], title=f["title_text"],
-                            doc_title=f["doc_title"], score=round(float(scores[docnum]), 3),
-                            snippet=self._snippet(f["text"] or f["title_text"], every, short=short,
-                                                  folded=self._folded[docnum], marker=marker)))
+            hits.append(
+                Hit(
+                    id=f["id"],
+                    game=f["game"],
+                    doc=f["doc"],
+                    title=f["title_text"],
+                    doc_title=f["doc_title"],
+                    score=round(float(scores[docnum]), 3),
+                    snippet=self._snippet(
+                        f["text"] or f["title_text"],
+                        every,
+                        short=short,
+                        folded=self._folded[docnum],
+                        marker=marker,
+                    ),
+                )
+            )
         return Results(query=text, total=int(mask.sum()), hits=hits)
 
     # snippets
@@ -907,8 +1010,15 @@ class SearchIndex:
         patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
         return re.compile("|".join(sorted(patterns, key=len, reverse=True))) if patterns else None
 
-    def _snippet(self, text: str, terms: set[tuple[str, str]], width: int = 110, short: bool = False,
-                 folded: str | None = None, marker: re.Pattern | None = None) -> str:
+    def _snippet(
+        self,
+        text: str,
+        terms: set[tuple[str, str]],
+        width: int = 110,
+        short: bool = False,
+        folded: str | None = None,
+        marker: re.Pattern | None = None,
+    ) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
         folded = fold(text) if folded is None else folded
         regex = marker if marker is not None else self._marker(terms, short)
@@ -919,6 +1029,7 @@ class SearchIndex:
         if spans:
             # The window that holds the most marks (spans come in order of their start).
             starts = [a for a, _ in spans]
+
             def marks_from(a: int) -> int:
                 return bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20)
 

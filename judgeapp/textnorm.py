@@ -107,15 +107,50 @@ def deletions(text: str) -> set[str]:
 # Consonant classes: a name written in Latin letters and its reading in kana reduce to the same sequence
 # (Lycee and リセ to RS, Alicesoft and アリスソフト to RSHT, VisualArts and ビジュアルアーツ to BSRTS).
 _KANA_CLASS: dict[str, str] = {}
-for _row, _cls in (("カキクケコガギグゲゴ", "K"), ("サシスセソザジズゼゾ", "S"), ("タテトダデド", "T"), ("チヂ", "T"),
-                   ("ツヅ", "TS"), ("ナニヌネノン", "N"), ("ハヒフヘホ", "H"), ("バビブベボパピプペポヴ", "B"),
-                   ("マミムメモ", "M"), ("ラリルレロ", "R")):
+for _row, _cls in (
+    ("カキクケコガギグゲゴ", "K"),
+    ("サシスセソザジズゼゾ", "S"),
+    ("タテトダデド", "T"),
+    ("チヂ", "T"),
+    ("ツヅ", "TS"),
+    ("ナニヌネノン", "N"),
+    ("ハヒフヘホ", "H"),
+    ("バビブベボパピプペポヴ", "B"),
+    ("マミムメモ", "M"),
+    ("ラリルレロ", "R"),
+):
     for _ch in _row:
         _KANA_CLASS[_ch] = _cls
-_LATIN_RULES = [("ph", "H"), ("th", "S"), ("sh", "S"), ("ch", "T"), ("ck", "K"), ("gh", ""), ("qu", "K"),
-                ("ts", "TS"), ("x", "KS")]
-_LATIN_CLASS = {"b": "B", "p": "B", "v": "B", "f": "H", "h": "H", "k": "K", "g": "K", "q": "K", "s": "S",
-                "z": "S", "j": "S", "t": "T", "d": "T", "n": "N", "m": "M", "r": "R", "l": "R"}
+_LATIN_RULES = [
+    ("ph", "H"),
+    ("th", "S"),
+    ("sh", "S"),
+    ("ch", "T"),
+    ("ck", "K"),
+    ("gh", ""),
+    ("qu", "K"),
+    ("ts", "TS"),
+    ("x", "KS"),
+]
+_LATIN_CLASS = {
+    "b": "B",
+    "p": "B",
+    "v": "B",
+    "f": "H",
+    "h": "H",
+    "k": "K",
+    "g": "K",
+    "q": "K",
+    "s": "S",
+    "z": "S",
+    "j": "S",
+    "t": "T",
+    "d": "T",
+    "n": "N",
+    "m": "M",
+    "r": "R",
+    "l": "R",
+}
 
 
 def _collapse(classes: str) -> str:
@@ -147,9 +182,39 @@ def latin_consonants(word: str) -> str:
 
 
 # How the letters of an acronym are said (TCG: ティーシージー), ー dropped as squash() drops it.
-_LETTER_NAMES = dict(zip("abcdefghijklmnopqrstuvwxyz", (
-    "エー ビー シー ディー イー エフ ジー エイチ アイ ジェー ケー エル エム エヌ オー ピー キュー アール エス ティー "
-    "ユー ブイ ダブリュー エックス ワイ ゼット").split()))
+_LETTER_NAMES = dict(
+    zip(
+        "abcdefghijklmnopqrstuvwxyz",
+        [
+            "エー",
+            "ビー",
+            "シー",
+            "ディー",
+            "イー",
+            "エフ",
+            "ジー",
+            "エイチ",
+            "アイ",
+            "ジェー",
+            "ケー",
+            "エル",
+            "エム",
+            "エヌ",
+            "オー",
+            "ピー",
+            "キュー",
+            "アール",
+            "エス",
+            "ティー",
+            "ユー",
+            "ブイ",
+            "ダブリュー",
+            "エックス",
+            "ワイ",
+            "ゼット",
+        ],
+    )
+)
 
 
 def spelled_letters(word: str) -> str:
@@ -159,7 +224,19 @@ def spelled_letters(word: str) -> str:
 
 # --- section numbers -------------------------------------------------------------------------------------
 
-_KANJI_DIGITS = {"〇": 0, "零": 0, "一": 1, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
+_KANJI_DIGITS = {
+    "〇": 0,
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
 _KANJI_UNITS = {"十": 10, "百": 100, "千": 1000}
 _ROMAN = {"i": 1, "v": 5, "x": 10, "l": 50, "c": 100}
 _ROMAN_RE = re.compile(r"(?=[ivxlc])(c{0,3})(xc|xl|l?x{0,3})(ix|iv|v?i{0,3})")
@@ -195,7 +272,9 @@ def roman_number(text: str) -> int | None:
 
 
 _NUMBER_TOKEN = re.compile(r"\d+|[a-z]+|[〇零一二三四五六七八九十百千]+")
-_NUMBER_NOISE = re.compile(r"[\s\-‐‑–—―−ｰー_.．。、,，・:：()（）\[\]【】「」#＃/／]+|第|章|節|条|項|号|部|番|ch(?=\d)|sec(?=\d)")
+_NUMBER_NOISE = re.compile(
+    r"[\s\-‐‑–—―−ｰー_.．。、,，・:：()（）\[\]【】「」#＃/／]+|第|章|節|条|項|号|部|番|ch(?=\d)|sec(?=\d)"
+)
 
 
 def _token_readings(tok: str, after_digit: bool) -> list[list[str]]:

@@ -23,8 +23,10 @@ class DuplicateKeyError(yaml.YAMLError):
 
     def __init__(self, name: str, key: Any, line: int, first_line: int):
         self.name, self.key, self.line, self.first_line = name, key, line, first_line
-        super().__init__(f"{name}: duplicate key '{key}' on line {line} (first on line {first_line}); "
-                         f"YAML would keep only the second")
+        super().__init__(
+            f"{name}: duplicate key '{key}' on line {line} (first on line {first_line}); "
+            f"YAML would keep only the second"
+        )
 
 
 class StrictLoader(_Base):  # type: ignore[misc, valid-type]
@@ -67,8 +69,9 @@ def load_yaml(source: str | Path, name: str | None = None, line_offset: int = 0)
         return loader.get_single_data()
     except DuplicateKeyError as exc:
         if line_offset:
-            raise DuplicateKeyError(exc.name, exc.key, exc.line + line_offset,
-                                    exc.first_line + line_offset) from None
+            raise DuplicateKeyError(
+                exc.name, exc.key, exc.line + line_offset, exc.first_line + line_offset
+            ) from None
         raise
     finally:
         loader.dispose()

@@ -52,11 +52,18 @@ DEFAULT_TEST_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
 
 def make_app(index_dir: Path, database_url: str, **extra):
-    app = create_app({"TESTING": True, "SECRET_KEY": "test", "INDEX_DIR": str(index_dir),
-                      "SITUATION_INDEX_DIR": str(index_dir.with_name("situations")), "DATABASE_URL": database_url,
-                      "EXTRA_CORPUS_DIRS": [str(d) for d in CORPUS_DIRS[1:]],
-                      "EXTRA_INFRACTIONS_DIRS": [str(d) for d in INFRACTIONS_DIRS[1:]],
-                      **extra})
+    app = create_app(
+        {
+            "TESTING": True,
+            "SECRET_KEY": "test",
+            "INDEX_DIR": str(index_dir),
+            "SITUATION_INDEX_DIR": str(index_dir.with_name("situations")),
+            "DATABASE_URL": database_url,
+            "EXTRA_CORPUS_DIRS": [str(d) for d in CORPUS_DIRS[1:]],
+            "EXTRA_INFRACTIONS_DIRS": [str(d) for d in INFRACTIONS_DIRS[1:]],
+            **extra,
+        }
+    )
     app.extensions["judgeapp.db"].upgrade()
     return app
 
@@ -210,10 +217,18 @@ def chromium():
         pytest.fail(msg) if required else pytest.skip(msg)
     with sync_playwright() as pw:
         browser = pw.chromium.launch(
-            executable_path=path, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-quic",
-                  "--no-first-run", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync"],
+            executable_path=path,
+            headless=True,
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
         )
         yield browser
         browser.close()
@@ -235,8 +250,9 @@ def live_server(app):
 @pytest.fixture
 def phone(chromium):
     """A phone-size page (390×844, touch)."""
-    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True,
-                                   locale="ja-JP")
+    context = chromium.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True, locale="ja-JP"
+    )
     page = context.new_page()
     yield page
     context.close()

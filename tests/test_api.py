@@ -21,8 +21,10 @@ def test_games(client):
         for d in g["documents"]:
             assert set(d) >= {"id", "title", "url"}
             assert client.get(d["url"]).status_code == 200
-    assert [d["id"] for d in games["tcg-taikai"]["documents"]] == ["tcg-taikai/floor-rules",
-                                                                   "tcg-taikai/case-handling"]
+    assert [d["id"] for d in games["tcg-taikai"]["documents"]] == [
+        "tcg-taikai/floor-rules",
+        "tcg-taikai/case-handling",
+    ]
 
 
 def test_search_contract(client):
@@ -103,14 +105,17 @@ def test_every_section_is_reachable_by_url_and_api(client, library):
         assert page.status_code == 200, sid
 
 
-@pytest.mark.parametrize("url, status, code", [
-    ("/api/sections/nope/nope/nope", 404, "unknown_section"),
-    ("/api/search?q=a&game=nope", 404, "unknown_game"),
-    ("/api/search?q=a&limit=abc", 400, "bad_limit"),
-    ("/api/search?q=a&limit=0", 400, "bad_limit"),
-    ("/api/search?q=a&limit=101", 400, "bad_limit"),
-    ("/api/no-such-endpoint", 404, "not_found"),
-])
+@pytest.mark.parametrize(
+    "url, status, code",
+    [
+        ("/api/sections/nope/nope/nope", 404, "unknown_section"),
+        ("/api/search?q=a&game=nope", 404, "unknown_game"),
+        ("/api/search?q=a&limit=abc", 400, "bad_limit"),
+        ("/api/search?q=a&limit=0", 400, "bad_limit"),
+        ("/api/search?q=a&limit=101", 400, "bad_limit"),
+        ("/api/no-such-endpoint", 404, "not_found"),
+    ],
+)
 def test_errors_are_json(client, url, status, code):
     resp = client.get(url)
     assert resp.status_code == status

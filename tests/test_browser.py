@@ -108,7 +108,10 @@ def test_four_taps_from_a_wizard_outcome_to_a_saved_record_on_a_phone(app, phone
         head = acting_staff_by_token(db, hj.token)
         desk.set_round(db, head, 3)
         desk.import_roster(db, head, desk.parse_roster("001,山田太郎,12\n002,佐藤花子,12\n003,鈴木一郎,13"))
-    assert org.post("/penalties", {"player": 1, "round": 1, "level": "W", "facts": "前のラウンド"}).status_code == 201
+    assert (
+        org.post("/penalties", {"player": 1, "round": 1, "level": "W", "facts": "前のラウンド"}).status_code
+        == 201
+    )
 
     phone.goto(f"{live_server}/events/{eid}/signin")
     phone.fill("input[name=name]", "FJ")

@@ -60,8 +60,9 @@ def test_every_line_stands_in_the_source(doc):
         sec = CORPUS.sections[sid]
         if sec.anchor not in doc.meta.added_headings and squeeze(sec.title) not in src:
             missing.append(f"heading {sec.anchor}: {sec.title}")
-        missing += [f"{sec.anchor}: {line[:50]}" for line in source_lines(sec.markdown)
-                    if squeeze(line) not in src]
+        missing += [
+            f"{sec.anchor}: {line[:50]}" for line in source_lines(sec.markdown) if squeeze(line) not in src
+        ]
     assert not missing, "not in the source:\n" + "\n".join(missing)
     assert compare_sources(CORPUS, source_dir(doc.meta.source), RECORDS, only=[doc.meta.source]) == []
 
@@ -77,7 +78,10 @@ def test_a_one_character_change_fails_the_fingerprints(runner, broken_corpus):
     assert problems and all(p.startswith("lycee/guideline/tardiness") for p in problems), problems
     result = runner.invoke(cli, ["check", "--corpus", str(broken_corpus)])
     assert result.exit_code == 1
-    assert "lycee/guideline/tardiness: text differs from the source's fingerprint: 試合開始後６分" in result.output
+    assert (
+        "lycee/guideline/tardiness: text differs from the source's fingerprint: 試合開始後６分"
+        in result.output
+    )
 
 
 def test_a_lost_paragraph_fails_the_fingerprints(broken_corpus):
@@ -96,15 +100,20 @@ def _mini_corpus(root, body: str, source_text: str):
     (game / "_game.yaml").write_text("name: ミニ\nshort_name: ミニ\ndocuments: [rules]\n", encoding="utf-8")
     (game / "rules.md").write_text(
         "---\ntitle: ミニ規定\ngame: mini\ndoc: rules\npublisher: 試験\nversion: '1'\nsource: mini.txt\n"
-        "status: complete\ndefects: []\n---\n\n" + body, encoding="utf-8")
+        "status: complete\ndefects: []\n---\n\n" + body,
+        encoding="utf-8",
+    )
     (root / "src").mkdir()
     (root / "src" / "mini.txt").write_text(source_text, encoding="utf-8")
     return root / "rules_corpus", root / "src"
 
 
 def test_check_sources_records_and_prints_what_differs(runner, tmp_path):
-    corpus, sources = _mini_corpus(tmp_path, "# 1. 総則 {#1}\n\n遅刻したプレイヤーは敗北となる\n",
-                                   "1. 総則\n遅刻したプレイヤーは\n敗北となる。\n")
+    corpus, sources = _mini_corpus(
+        tmp_path,
+        "# 1. 総則 {#1}\n\n遅刻したプレイヤーは敗北となる\n",
+        "1. 総則\n遅刻したプレイヤーは\n敗北となる。\n",
+    )
     recorded = runner.invoke(cli, ["check", "--corpus", str(corpus), "--sources", str(sources), "--record"])
     assert "✓ fidelity: 2 pieces of 1 sources match the sources" in recorded.output, recorded.output
     assert (corpus / "_sources" / "mini.yaml").exists()
@@ -145,7 +154,9 @@ def test_tcg_taikai_numbered_sections_present_once():
     anchors = [CORPUS.sections[s].anchor for s in doc.sections]
     assert numbers <= set(anchors), sorted(numbers - set(anchors))
     appendices = ["制限時間", "推奨ラウンド数", "決勝の組み合わせと進行", "シールド戦のデッキ登録"]
-    titles = [CORPUS.sections[s].title for s in doc.sections if CORPUS.sections[s].anchor.startswith("appendix-")]
+    titles = [
+        CORPUS.sections[s].title for s in doc.sections if CORPUS.sections[s].anchor.startswith("appendix-")
+    ]
     for name in appendices:
         assert sum(name in t for t in titles) == 1, name
     assert len(titles) == len(appendices)
@@ -165,8 +176,10 @@ def test_tcg_taikai_case_handling_is_its_own_incomplete_document():
 
 
 def test_ijinden_chapters_and_penalties_present_once():
-    chapters = {int(n.translate(str.maketrans("０１２３４５６７８９", "0123456789")))
-                for n in numbered("002_5ebca8424141af4e.txt")}
+    chapters = {
+        int(n.translate(str.maketrans("０１２３４５６７８９", "0123456789")))
+        for n in numbered("002_5ebca8424141af4e.txt")
+    }
     assert chapters == set(range(1, 11))
     for n in chapters:
         assert f"ijinden/floor-rules/ch{n}" in CORPUS.sections
@@ -200,8 +213,17 @@ def test_lycee_headings_are_source_lines():
         assert promo.count("| CH-") == source("003_c51f2a82b8ad8a5c.txt").count("| CH-")
 
 
-NOISE = ["Size: px", "Start display at page", "Download", "りさことりこし", "years ago", "Views:",
-         "Microsoft Word", "FOW_penalty_guidelines", ".docx"]
+NOISE = [
+    "Size: px",
+    "Start display at page",
+    "Download",
+    "りさことりこし",
+    "years ago",
+    "Views:",
+    "Microsoft Word",
+    "FOW_penalty_guidelines",
+    ".docx",
+]
 
 
 def test_no_extraction_noise_left():
@@ -209,8 +231,11 @@ def test_no_extraction_noise_left():
     if HAVE_SOURCES:
         text = source("000_d669f29d06517dc1.txt")
         # Page numbers glued to the start of a page: "2 身だしなみを…" → the page's first words.
-        glued = [f"{n}{squeeze(rest)[:8]}" for n, rest in re.findall(r"^(\d{1,2}) (.{1,12})", text, flags=re.M)
-                 if int(n) > 1]
+        glued = [
+            f"{n}{squeeze(rest)[:8]}"
+            for n, rest in re.findall(r"^(\d{1,2}) (.{1,12})", text, flags=re.M)
+            if int(n) > 1
+        ]
         assert len(glued) >= 12
     for doc in CORPUS.documents.values():
         body = "\n".join(CORPUS.sections[s].markdown for s in doc.sections)
@@ -235,8 +260,14 @@ def test_section_ids_are_url_safe_and_stable():
     for sid in CORPUS.sections:
         assert re.fullmatch(r"[A-Za-z0-9./-]+", sid), sid
     # Ids named by the product and by other issues stay as they are.
-    for sid in ["tcg-taikai/floor-rules/6b-iii", "lycee/guideline/tardiness", "ijinden/floor-rules/ch10",
-                "dm-senshu/floor-rules/301", "lycee/guideline/penalty", "ijinden/floor-rules/ch10-3"]:
+    for sid in [
+        "tcg-taikai/floor-rules/6b-iii",
+        "lycee/guideline/tardiness",
+        "ijinden/floor-rules/ch10",
+        "dm-senshu/floor-rules/301",
+        "lycee/guideline/penalty",
+        "ijinden/floor-rules/ch10-3",
+    ]:
         assert sid in CORPUS.sections
 
 
@@ -257,12 +288,25 @@ def _break(path, old, new):
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
 
 
-@pytest.mark.parametrize("breakage, expected", [
-    (("lycee/guideline.md", "{#spare-cards}", "{#tardiness}"), "duplicate section id lycee/guideline/tardiness"),
-    (("ijinden/floor-rules.md", "---\ntitle:", "title:"), "front matter: missing"),
-    (("dm-senshu/floor-rules.md", "publisher:", "publisher_x:"), "publisher: Field required"),
-    (("lycee/guideline.md", "試合開始後５分以内に着席しないプレイヤーは、その試合を敗北したものとされます。その後、試合開始後３０分以内に受付に遅刻の届け出を行わなかった場合、その時点でトーナメントを棄権したものと見なします。", ""), "tardiness: empty section"),
-])
+@pytest.mark.parametrize(
+    "breakage, expected",
+    [
+        (
+            ("lycee/guideline.md", "{#spare-cards}", "{#tardiness}"),
+            "duplicate section id lycee/guideline/tardiness",
+        ),
+        (("ijinden/floor-rules.md", "---\ntitle:", "title:"), "front matter: missing"),
+        (("dm-senshu/floor-rules.md", "publisher:", "publisher_x:"), "publisher: Field required"),
+        (
+            (
+                "lycee/guideline.md",
+                "試合開始後５分以内に着席しないプレイヤーは、その試合を敗北したものとされます。その後、試合開始後３０分以内に受付に遅刻の届け出を行わなかった場合、その時点でトーナメントを棄権したものと見なします。",
+                "",
+            ),
+            "tardiness: empty section",
+        ),
+    ],
+)
 def test_check_fails_on_a_broken_corpus(runner, broken_corpus, breakage, expected):
     name, old, new = breakage
     _break(broken_corpus / name, old, new)

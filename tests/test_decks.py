@@ -49,10 +49,15 @@ def test_corpus_lists_are_read_as_card_lists():
 def test_check_fails_when_data_and_corpus_disagree(tmp_path, broken_infractions):
     corpus = load_corpus(ROOT / "rules_corpus")
     path = broken_infractions / "dm-senshu" / "deck.yaml"
-    path.write_text(path.read_text(encoding="utf-8").replace("      - ヘル・スラッシュ\n", ""), encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("      - ヘル・スラッシュ\n", ""), encoding="utf-8"
+    )
     problems: list[str] = []
     load_deck_rules(broken_infractions, corpus, None, problems)
-    assert any("differs from the list in dm-senshu/floor-rules/305" in p and "ヘル・スラッシュ" in p for p in problems)
+    assert any(
+        "differs from the list in dm-senshu/floor-rules/305" in p and "ヘル・スラッシュ" in p
+        for p in problems
+    )
 
 
 def test_near_name_is_pointed_out(client):
@@ -66,13 +71,21 @@ def test_problem_links_to_the_wizard_outcome(client):
     assert data["problems"][0]["infraction"] == "/wizard/ijinden/deck-construction"
 
 
-@pytest.mark.parametrize("body, status, code", [
-    (None, 400, "bad_json"), ({"game": "dm-senshu"}, 400, "bad_json"), ({"game": 1, "deck": "x"}, 400, "bad_json"),
-    ({"game": "mtg", "deck": "4 x"}, 404, "unknown_game"),
-])
+@pytest.mark.parametrize(
+    "body, status, code",
+    [
+        (None, 400, "bad_json"),
+        ({"game": "dm-senshu"}, 400, "bad_json"),
+        ({"game": 1, "deck": "x"}, 400, "bad_json"),
+        ({"game": "mtg", "deck": "4 x"}, 404, "unknown_game"),
+    ],
+)
 def test_api_bad_body(client, body, status, code):
-    resp = client.post("/api/decks/check", json=body) if body is not None else \
-        client.post("/api/decks/check", data=b"\x00\x01", content_type="application/json")
+    resp = (
+        client.post("/api/decks/check", json=body)
+        if body is not None
+        else client.post("/api/decks/check", data=b"\x00\x01", content_type="application/json")
+    )
     assert resp.status_code == status and resp.get_json()["error"]["code"] == code
     assert resp.get_json()["error"]["message"]
 

@@ -19,7 +19,10 @@ from .test_events import EVENT, Api, add_player, add_staff, make_event, record
 # --- the roster: number, name, table ------------------------------------------------------------------------
 
 ROSTERS = [  # (text, rows expected)
-    ("number,name,table\n001,山田太郎,1\n002,佐藤花子,1\n", [("001", "山田太郎", "1"), ("002", "佐藤花子", "1")]),
+    (
+        "number,name,table\n001,山田太郎,1\n002,佐藤花子,1\n",
+        [("001", "山田太郎", "1"), ("002", "佐藤花子", "1")],
+    ),
     ("番号\t名前\t卓\n７\t鈴木\t１２\n", [("7", "鈴木", "12")]),  # tab separated, full-width digits
     ("003 高橋 一郎 4\n", [("003", "高橋 一郎", "4")]),  # spaces: the last word is the table when a number
     ("004 田中 花子\n", [("004", "田中 花子", "")]),  # no table
@@ -45,18 +48,49 @@ def test_a_bad_roster_is_refused_in_japanese(text):
 
 NAMES = audittext.Names(players={1: "001 山田太郎"}, staff={2: "HJ（ヘッドジャッジ）"})
 SENTENCES = [  # (action, target, detail, actor, sentence expected)
-    ("penalty.record", "penalty:5", {"player": 1, "level": "警告", "round": 2, "infraction_name": "遅刻"}, "FJ",
-     "FJが001 山田太郎に違反「遅刻」で【警告】を記録しました（第 2 ラウンド、記録 #5）。"),
-    ("penalty.record", "penalty:6", {"player": 1, "level": "注意", "round": 3, "removed_now": True}, "FJ",
-     "FJが001 山田太郎に【注意】を記録しました（第 3 ラウンド、記録 #6）。この記録で選手はトーナメントから除外になりました。"),
+    (
+        "penalty.record",
+        "penalty:5",
+        {"player": 1, "level": "警告", "round": 2, "infraction_name": "遅刻"},
+        "FJ",
+        "FJが001 山田太郎に違反「遅刻」で【警告】を記録しました（第 2 ラウンド、記録 #5）。",
+    ),
+    (
+        "penalty.record",
+        "penalty:6",
+        {"player": 1, "level": "注意", "round": 3, "removed_now": True},
+        "FJ",
+        "FJが001 山田太郎に【注意】を記録しました（第 3 ラウンド、記録 #6）。この記録で選手はトーナメントから除外になりました。",
+    ),
     ("penalty.void", "penalty:5", {"reason": "重複"}, "HJ", "HJが記録 #5 を無効にしました。理由：「重複」"),
-    ("appeal.decide", "penalty:5", {"outcome": "change", "level": "注意", "reason": "軽微"}, "HJ",
-     "HJが記録 #5 への上告を裁定しました：変更（【注意】に）。理由：「軽微」"),
-    ("staff.grants", "staff:2", {"after": ["head-judge-ruling"]}, "主催者",
-     "主催者がHJ（ヘッドジャッジ）の権限を「head-judge-ruling」にしました。"),
-    ("ruling.record", "penalty:9", {"player": 1, "ruling": "ゲームの敗北", "round": 1}, "HJ",
-     "HJが001 山田太郎にヘッドジャッジの判断（規定にない）として「ゲームの敗北」を記録しました（第 1 ラウンド、記録 #9）。"),
-    ("event.round", "event:1", {"before": None, "after": 3}, "SK", "SKが現在のラウンドを第 3 ラウンドにしました（前：なし）。"),
+    (
+        "appeal.decide",
+        "penalty:5",
+        {"outcome": "change", "level": "注意", "reason": "軽微"},
+        "HJ",
+        "HJが記録 #5 への上告を裁定しました：変更（【注意】に）。理由：「軽微」",
+    ),
+    (
+        "staff.grants",
+        "staff:2",
+        {"after": ["head-judge-ruling"]},
+        "主催者",
+        "主催者がHJ（ヘッドジャッジ）の権限を「head-judge-ruling」にしました。",
+    ),
+    (
+        "ruling.record",
+        "penalty:9",
+        {"player": 1, "ruling": "ゲームの敗北", "round": 1},
+        "HJ",
+        "HJが001 山田太郎にヘッドジャッジの判断（規定にない）として「ゲームの敗北」を記録しました（第 1 ラウンド、記録 #9）。",
+    ),
+    (
+        "event.round",
+        "event:1",
+        {"before": None, "after": 3},
+        "SK",
+        "SKが現在のラウンドを第 3 ラウンドにしました（前：なし）。",
+    ),
     ("notice.ack", "notice:4", {}, "HJ", "HJが通知 #4 を確認しました。"),
     ("something.new", "x:1", {}, "HJ", "HJ：something.new x:1"),  # unknown: shown, never hidden
 ]
@@ -89,9 +123,16 @@ def test_round_and_table_are_entered_once_and_the_record_form_finds_the_player_b
     eid = org.event_id
     sign_in(client, eid, "HJ", "HJ-passcode-1")
     assert form_post(client, f"/events/{eid}/round", {"round": "3"}, page=f"/events/{eid}").status_code == 302
-    resp = form_post(client, f"/events/{eid}/players",
-                     {"mode": "list", "list": "number,name,table\n001,山田太郎,7\n002,佐藤花子,7\n003,鈴木,8",
-                      "round": "3"}, page=f"/events/{eid}/players")
+    resp = form_post(
+        client,
+        f"/events/{eid}/players",
+        {
+            "mode": "list",
+            "list": "number,name,table\n001,山田太郎,7\n002,佐藤花子,7\n003,鈴木,8",
+            "round": "3",
+        },
+        page=f"/events/{eid}/players",
+    )
     assert resp.status_code == 302
     html = client.get(f"/events/{eid}/players").get_data(as_text=True)
     assert "第 3 ラウンド" in html and "卓 7" in html  # the round is shown on every event page
@@ -116,7 +157,9 @@ def test_from_a_wizard_outcome_the_preview_comes_from_the_players_real_record(ly
     from .test_wizard import path_to
 
     policy = client.application.extensions["judgeapp.library"].policies.games["lycee"]
-    outcome = client.get("/wizard/lycee/late-seat", query_string=path_to(policy, "late-seat")).get_data(as_text=True)
+    outcome = client.get("/wizard/lycee/late-seat", query_string=path_to(policy, "late-seat")).get_data(
+        as_text=True
+    )
     assert 'name="q"' in outcome and f'action="/events/{eid}/record"' in outcome
     # The outcome page's one field → the record page already showing the standing (one tap: confirm).
     hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', outcome))
@@ -135,8 +178,10 @@ def test_recording_for_a_removed_player_warns_before_saving(lycee):
     record(fj, player, "W")
     record(fj, player, "W")  # Lycee: two 警告 remove the player
     sign_in(client, eid, "FJ", "FJ-passcode-1")
-    html = client.get(f"/events/{eid}/record", query_string={"player": player, "round": "3", "level": "caution",
-                                                             "facts": "また"}).get_data(as_text=True)
+    html = client.get(
+        f"/events/{eid}/record",
+        query_string={"player": player, "round": "3", "level": "caution", "facts": "また"},
+    ).get_data(as_text=True)
     assert "すでにトーナメントから除外されています" in html and 'value="confirm"' in html
     assert len(fj.get("/penalties", player=player).get_json()["results"]) == 2  # nothing saved yet
 
@@ -180,23 +225,35 @@ def test_duel_masters_game_loss_as_a_head_judges_ruling_outside_the_text(app):
     org = make_event(client, game="dm-senshu", level="casual")
     hj = add_staff(org, "HJ", "head_judge")
     player = add_player(org)
-    body = {"player": player, "round": 1, "level": "head-judge-ruling", "facts": "マナゾーンの操作",
-            "ruling": "ゲームの敗北"}
+    body = {
+        "player": player,
+        "round": 1,
+        "level": "head-judge-ruling",
+        "facts": "マナゾーンの操作",
+        "ruling": "ゲームの敗北",
+    }
     refused = hj.post("/penalties", body)
     assert refused.status_code == 403 and "主催者" in refused.get_json()["error"]["message"]
     staff = org.get("").get_json()["staff"]
     hj_id = next(s["id"] for s in staff if s["name"] == "HJ")
-    assert org.post(f"/staff/{hj_id}/grants", {"grants": ["head-judge-ruling"]}, method="put").status_code == 200
+    assert (
+        org.post(f"/staff/{hj_id}/grants", {"grants": ["head-judge-ruling"]}, method="put").status_code == 200
+    )
     made = hj.post("/penalties", body)
     assert made.status_code == 201, made.get_json()
     rid = made.get_json()["record"]["id"]
     assert made.get_json()["player"]["standing"]["effective"] == {}  # never counted as a level
     sign_in(client, org.event_id, "HJ", "HJ-passcode-1")
-    for url in (f"/events/{org.event_id}/players/{player}", f"/events/{org.event_id}/desk",
-                f"/events/{org.event_id}/records/{rid}"):
+    for url in (
+        f"/events/{org.event_id}/players/{player}",
+        f"/events/{org.event_id}/desk",
+        f"/events/{org.event_id}/records/{rid}",
+    ):
         html = client.get(url).get_data(as_text=True)
         assert "ヘッドジャッジの判断（規定にない）" in html and "ゲームの敗北" in html, url
-    rows = list(csv.DictReader(io.StringIO(client.get(f"/events/{org.event_id}/export.csv").data.decode("utf-8-sig"))))
+    rows = list(
+        csv.DictReader(io.StringIO(client.get(f"/events/{org.event_id}/export.csv").data.decode("utf-8-sig")))
+    )
     assert rows[0]["ペナルティ（記録時）"] == "ヘッドジャッジの判断（規定にない）"
     assert rows[0]["規定にない判断"] == "ゲームの敗北" and rows[0]["記録後の累積"] == "なし"
     data = org.get("/export.json").get_json()
@@ -260,10 +317,16 @@ def test_json_export_reads_back_into_a_fresh_database_with_the_same_standings(in
 
     fresh = make_app(index_dir, f"sqlite:///{tmp_path / 'b.db'}")
     with fresh.app_context():
-        ev = import_json(fresh.extensions["judgeapp.db"], fresh.extensions["judgeapp.library"].policies, data,
-                         "fresh-organizer-pass")
+        ev = import_json(
+            fresh.extensions["judgeapp.db"],
+            fresh.extensions["judgeapp.library"].policies,
+            data,
+            "fresh-organizer-pass",
+        )
     fc = fresh.test_client()
-    resp = fc.post(f"/api/events/{ev.id}/token", json={"name": EVENT["organizer"], "passcode": "fresh-organizer-pass"})
+    resp = fc.post(
+        f"/api/events/{ev.id}/token", json={"name": EVENT["organizer"], "passcode": "fresh-organizer-pass"}
+    )
     assert resp.status_code == 201
     again = Api(fc, ev.id, resp.get_json()["token"])
     assert _standings(again) == expected
@@ -292,7 +355,9 @@ def test_a_record_reads_as_sentences_with_the_documents_version_and_the_wizard_p
 
     policy = client.application.extensions["judgeapp.library"].policies.games["lycee"]
     answers = path_to(policy, "late-seat")
-    rid = record(fj, player, "match-loss", infraction="lycee/late-seat", answers=answers).get_json()["record"]["id"]
+    rid = record(fj, player, "match-loss", infraction="lycee/late-seat", answers=answers).get_json()[
+        "record"
+    ]["id"]
     sign_in(client, org.event_id, "HJ", "HJ-passcode-1")
     html = client.get(f"/events/{org.event_id}/records/{rid}").get_data(as_text=True)
     assert "版：" in html and "記録したときの規定は、いまの版と同じです" in html

@@ -56,8 +56,12 @@ def _game_files(base, game: str) -> tuple[set[str], set[str]]:
     docs = corpus.games[game].meta.documents
     sources = sorted({Path(corpus.documents[f"{game}/{d}"].meta.source).stem for d in docs})
     listed = set().union(*(_expand(p, game, docs, sources) for p in _listed_files()))
-    present = {str(p.relative_to(base)) for folder in ("rules_corpus", "infractions")
-               for p in (base / folder / game).rglob("*") if p.is_file()}
+    present = {
+        str(p.relative_to(base))
+        for folder in ("rules_corpus", "infractions")
+        for p in (base / folder / game).rglob("*")
+        if p.is_file()
+    }
     records = base / "rules_corpus" / "_sources"
     present |= {f"rules_corpus/_sources/{s}.yaml" for s in sources if (records / f"{s}.yaml").exists()}
     return listed, present

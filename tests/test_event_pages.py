@@ -16,9 +16,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from pathlib import Path
 
-import pytest
 from sqlalchemy import create_engine, inspect
 
 from judgeapp import ROOT
@@ -30,8 +28,16 @@ PAGE_LIMIT = 30 * 1024
 
 
 def new_event(client, game="lycee", **changes):
-    data = {"name": "ページの大会", "game": game, "date": "2026-12-01", "level": "casual", "rounds": "5",
-            "organizer": "主催者", "passcode": "org-passcode-1", **changes}
+    data = {
+        "name": "ページの大会",
+        "game": game,
+        "date": "2026-12-01",
+        "level": "casual",
+        "rounds": "5",
+        "organizer": "主催者",
+        "passcode": "org-passcode-1",
+        **changes,
+    }
     resp = form_post(client, "/events/new", data)
     return resp
 
@@ -71,9 +77,20 @@ def test_forms_refuse_a_missing_csrf_token(client):
 def test_records_are_not_visible_without_sign_in(client):
     new_event(client)
     eid = event_id_of(client)
-    client.post("/events/signout", data={"csrf_token": re.search(
-        r'name="csrf_token" value="([^"]+)"', client.get(f"/events/{eid}").get_data(as_text=True)).group(1)})
-    for url in (f"/events/{eid}", f"/events/{eid}/players", f"/events/{eid}/record", f"/events/{eid}/export.csv"):
+    client.post(
+        "/events/signout",
+        data={
+            "csrf_token": re.search(
+                r'name="csrf_token" value="([^"]+)"', client.get(f"/events/{eid}").get_data(as_text=True)
+            ).group(1)
+        },
+    )
+    for url in (
+        f"/events/{eid}",
+        f"/events/{eid}/players",
+        f"/events/{eid}/record",
+        f"/events/{eid}/export.csv",
+    ):
         resp = client.get(url)
         assert resp.status_code == 302 and "/signin" in resp.headers["Location"], url
 
@@ -94,8 +111,11 @@ def test_record_from_the_wizard_outcome_with_preview_appeal_and_decision(client)
     eid = event_id_of(client)
     # The organizer adds a head judge and a floor judge, and a player.
     for name, role in (("主審", "head_judge"), ("フロア", "floor_judge")):
-        resp = form_post(client, f"/events/{eid}/staff", {"action": "add", "name": name, "role": role,
-                                                          "passcode": f"{role}-passcode-1"})
+        resp = form_post(
+            client,
+            f"/events/{eid}/staff",
+            {"action": "add", "name": name, "role": role, "passcode": f"{role}-passcode-1"},
+        )
         assert resp.status_code == 302
     assert form_post(client, f"/events/{eid}/players", {"number": "007", "name": "鈴木"}).status_code == 302
     # The floor judge signs in, walks the wizard, opens the outcome and records it.
@@ -107,30 +127,62 @@ def test_record_from_the_wizard_outcome_with_preview_appeal_and_decision(client)
     page = client.get(url).get_data(as_text=True)
     pid = re.search(r"player=(\d+)", page).group(1)
     form_url = f"{url}&player={pid}"
-    resp = form_post(client, f"/events/{eid}/record", {
-        "player": pid, "infraction": "lycee/late-seat", "round": "2", "level": "match-loss",
-        "facts": "開始 7 分後に着席", "action": "preview"}, page=form_url)
+    resp = form_post(
+        client,
+        f"/events/{eid}/record",
+        {
+            "player": pid,
+            "infraction": "lycee/late-seat",
+            "round": "2",
+            "level": "match-loss",
+            "facts": "開始 7 分後に着席",
+            "action": "preview",
+        },
+        page=form_url,
+    )
     html = resp.get_data(as_text=True)
     assert resp.status_code == 200 and "記録すると" in html and "この内容で記録する" in html
-    resp = form_post(client, f"/events/{eid}/record", {
-        "player": pid, "infraction": "lycee/late-seat", "round": "2", "level": "match-loss",
-        "facts": "開始 7 分後に着席", "action": "confirm"}, page=form_url)
+    resp = form_post(
+        client,
+        f"/events/{eid}/record",
+        {
+            "player": pid,
+            "infraction": "lycee/late-seat",
+            "round": "2",
+            "level": "match-loss",
+            "facts": "開始 7 分後に着席",
+            "action": "confirm",
+        },
+        page=form_url,
+    )
     assert resp.status_code == 302
     player_page = client.get(resp.headers["Location"]).get_data(as_text=True)
     assert "試合の敗北" in player_page and "記録しました" in player_page
     rid = re.search(r'href="/events/\d+/records/(\d+)"', player_page).group(1)
     # The player appeals; the floor judge records it and cannot decide it.
-    resp = form_post(client, f"/events/{eid}/records/{rid}/appeal", {"grounds": "時計が違っていた"},
-                     page=f"/events/{eid}/records/{rid}")
+    resp = form_post(
+        client,
+        f"/events/{eid}/records/{rid}/appeal",
+        {"grounds": "時計が違っていた"},
+        page=f"/events/{eid}/records/{rid}",
+    )
     assert resp.status_code == 302
-    resp = form_post(client, f"/events/{eid}/records/{rid}/decide", {"outcome": "overturn", "reason": "x"},
-                     page=f"/events/{eid}/records/{rid}")
+    resp = form_post(
+        client,
+        f"/events/{eid}/records/{rid}/decide",
+        {"outcome": "overturn", "reason": "x"},
+        page=f"/events/{eid}/records/{rid}",
+    )
     assert resp.status_code == 403 and "ヘッドジャッジだけ" in resp.get_data(as_text=True)
     # The head judge sees the appeal waiting and decides it.
     sign_in(client, eid, "主審", "head_judge-passcode-1")
     assert "裁定を待つ上告" in client.get(f"/events/{eid}").get_data(as_text=True)
-    resp = form_post(client, f"/events/{eid}/records/{rid}/decide", {"outcome": "overturn", "reason": "時計の誤り"},
-                     page=f"/events/{eid}/records/{rid}")
+    resp = form_post(
+        client,
+        f"/events/{eid}/records/{rid}/decide",
+        {"outcome": "overturn", "reason": "時計の誤り"},
+        page=f"/events/{eid}/records/{rid}",
+    )
     assert resp.status_code == 302
     html = client.get(f"/events/{eid}/records/{rid}").get_data(as_text=True)
     assert "取消" in html and "時計の誤り" in html and "試合の敗北" in html  # the original ruling stays
@@ -140,14 +192,21 @@ def test_record_from_the_wizard_outcome_with_preview_appeal_and_decision(client)
 def test_players_by_paste_and_csv_all_or_nothing(client):
     new_event(client)
     eid = event_id_of(client)
-    resp = form_post(client, f"/events/{eid}/players", {"mode": "list", "list": "番号,名前\n001,山田\n002,佐藤"})
+    resp = form_post(
+        client, f"/events/{eid}/players", {"mode": "list", "list": "番号,名前\n001,山田\n002,佐藤"}
+    )
     assert resp.status_code == 302
     resp = form_post(client, f"/events/{eid}/players", {"mode": "list", "list": "003,田中\n001,重複"})
     assert resp.status_code == 409 and "001" in resp.get_data(as_text=True)
     import io
+
     csv_bytes = "\ufeff番号,名前\n010,高橋\n011,伊藤\n".encode()
-    resp = form_post(client, f"/events/{eid}/players", {"mode": "list", "file": (io.BytesIO(csv_bytes), "p.csv")},
-                     content_type="multipart/form-data")
+    resp = form_post(
+        client,
+        f"/events/{eid}/players",
+        {"mode": "list", "file": (io.BytesIO(csv_bytes), "p.csv")},
+        content_type="multipart/form-data",
+    )
     assert resp.status_code == 302
     html = client.get(f"/events/{eid}/players?q=高橋").get_data(as_text=True)
     assert "010 高橋" in html and "田中" not in client.get(f"/events/{eid}/players").get_data(as_text=True)
@@ -157,8 +216,16 @@ def test_event_pages_are_small(client):
     new_event(client)
     eid = event_id_of(client)
     form_post(client, f"/events/{eid}/players", {"number": "001", "name": "山田"})
-    for url in (f"/events/{eid}", f"/events/{eid}/players", f"/events/{eid}/players/1", f"/events/{eid}/record",
-                f"/events/{eid}/record?player=1", f"/events/{eid}/staff", "/events", "/events/new"):
+    for url in (
+        f"/events/{eid}",
+        f"/events/{eid}/players",
+        f"/events/{eid}/players/1",
+        f"/events/{eid}/record",
+        f"/events/{eid}/record?player=1",
+        f"/events/{eid}/staff",
+        "/events",
+        "/events/new",
+    ):
         resp = client.get(url)
         assert resp.status_code == 200 and len(resp.data) < PAGE_LIMIT, url
 
@@ -168,8 +235,17 @@ def test_migration_from_an_empty_database(tmp_path):
     upgrade(url)
     engine = create_engine(url)
     tables = set(inspect(engine).get_table_names())
-    assert {"events", "staff", "players", "penalties", "voids", "appeals", "decisions", "audit",
-            "alembic_version"} <= tables
+    assert {
+        "events",
+        "staff",
+        "players",
+        "penalties",
+        "voids",
+        "appeals",
+        "decisions",
+        "audit",
+        "alembic_version",
+    } <= tables
     upgrade(url)  # again: nothing to do
     engine.dispose()
 
@@ -183,9 +259,13 @@ def _free_port() -> int:
 def test_a_server_killed_mid_request_loses_no_committed_record(tmp_path, index_dir):
     """Records acknowledged (201) before a kill -9 are all there after a restart."""
     port = _free_port()
-    env = {**os.environ, "JUDGEAPP_DATABASE_URL": f"sqlite:///{tmp_path / 'kill.db'}",
-           "JUDGEAPP_INDEX_DIR": str(index_dir), "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir.with_name("situations")),
-           "JUDGEAPP_SECRET_KEY": "kill-test"}
+    env = {
+        **os.environ,
+        "JUDGEAPP_DATABASE_URL": f"sqlite:///{tmp_path / 'kill.db'}",
+        "JUDGEAPP_INDEX_DIR": str(index_dir),
+        "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir.with_name("situations")),
+        "JUDGEAPP_SECRET_KEY": "kill-test",
+    }
     cmd = [sys.executable, "-m", "judgeapp.cli", "serve", "--port", str(port)]
 
     def start():
@@ -200,16 +280,32 @@ def test_a_server_killed_mid_request_loses_no_committed_record(tmp_path, index_d
         raise AssertionError("the server did not start")
 
     def call(path, body, token=None):
-        req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(), method="POST",
-                                     headers={"Content-Type": "application/json",
-                                              **({"Authorization": f"Bearer {token}"} if token else {})})
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}{path}",
+            data=json.dumps(body).encode(),
+            method="POST",
+            headers={
+                "Content-Type": "application/json",
+                **({"Authorization": f"Bearer {token}"} if token else {}),
+            },
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             return json.loads(resp.read())
 
     proc = start()
     try:
-        created = call("/api/events", {"name": "停電テスト", "game": "lycee", "date": "2026-12-01", "level": "casual",
-                                       "rounds": 5, "organizer": "主催", "passcode": "kill-passcode-1"})
+        created = call(
+            "/api/events",
+            {
+                "name": "停電テスト",
+                "game": "lycee",
+                "date": "2026-12-01",
+                "level": "casual",
+                "rounds": 5,
+                "organizer": "主催",
+                "passcode": "kill-passcode-1",
+            },
+        )
         eid, token = created["event"]["id"], created["token"]
         player = call(f"/api/events/{eid}/players", {"number": "1", "name": "A"}, token)["results"][0]["id"]
         acknowledged: list[int] = []
@@ -218,8 +314,11 @@ def test_a_server_killed_mid_request_loses_no_committed_record(tmp_path, index_d
         def judge():
             while not stop.is_set():
                 try:
-                    rec = call(f"/api/events/{eid}/penalties", {"player": player, "round": 1, "level": "N",
-                                                                "facts": "連続記録"}, token)
+                    rec = call(
+                        f"/api/events/{eid}/penalties",
+                        {"player": player, "round": 1, "level": "N", "facts": "連続記録"},
+                        token,
+                    )
                     acknowledged.append(rec["record"]["id"])
                 except (OSError, urllib.error.URLError, ValueError, http.client.HTTPException):
                     return  # the kill cut the answer short (headers sent, body not): not acknowledged
@@ -239,8 +338,10 @@ def test_a_server_killed_mid_request_loses_no_committed_record(tmp_path, index_d
             proc.kill()
     proc = start()
     try:
-        req = urllib.request.Request(f"http://127.0.0.1:{port}/api/events/{eid}/penalties",
-                                     headers={"Authorization": f"Bearer {token}"})
+        req = urllib.request.Request(
+            f"http://127.0.0.1:{port}/api/events/{eid}/penalties",
+            headers={"Authorization": f"Bearer {token}"},
+        )
         stored = {r["id"] for r in json.loads(urllib.request.urlopen(req, timeout=10).read())["results"]}
     finally:
         proc.terminate()
@@ -253,10 +354,21 @@ def test_a_discretionary_upgrade_is_offered_and_the_judge_decides(client):
     new_event(client, game="ijinden")
     eid = event_id_of(client)
     form_post(client, f"/events/{eid}/players", {"number": "001", "name": "山田"})
-    base = {"player": "1", "infraction": "ijinden/slow-play", "round": "1", "level": "warning", "facts": "遅い"}
+    base = {
+        "player": "1",
+        "infraction": "ijinden/slow-play",
+        "round": "1",
+        "level": "warning",
+        "facts": "遅い",
+    }
     page = f"/events/{eid}/record?player=1&infraction=ijinden/slow-play"
-    assert form_post(client, f"/events/{eid}/record", {**base, "action": "confirm"}, page=page).status_code == 302
-    html = form_post(client, f"/events/{eid}/record", {**base, "round": "2", "action": "preview"}, page=page).get_data(as_text=True)
+    assert (
+        form_post(client, f"/events/{eid}/record", {**base, "action": "confirm"}, page=page).status_code
+        == 302
+    )
+    html = form_post(
+        client, f"/events/{eid}/record", {**base, "round": "2", "action": "preview"}, page=page
+    ).get_data(as_text=True)
     assert "【敗北】に格上げして記録する" in html and "【失格】に格上げして記録する" in html
     assert "これまでの記録" in html
     # The organizer may give 敗北 (the text restricts it to the organizer and authorised judges).
@@ -272,9 +384,19 @@ def test_lycee_n_w_n_removes_the_player_through_the_pages(client):
     form_post(client, f"/events/{eid}/players", {"number": "001", "name": "山田"})
     page = f"/events/{eid}/record?player=1"
     for i, level in enumerate(["caution", "warning", "caution"], 1):
-        resp = form_post(client, f"/events/{eid}/record", {"player": "1", "round": str(i), "level": level,
-                                                           "facts": f"{i} 件目", "action": "confirm",
-                                                           "idempotency_key": f"k{i}"}, page=page)
+        resp = form_post(
+            client,
+            f"/events/{eid}/record",
+            {
+                "player": "1",
+                "round": str(i),
+                "level": level,
+                "facts": f"{i} 件目",
+                "action": "confirm",
+                "idempotency_key": f"k{i}",
+            },
+            page=page,
+        )
         assert resp.status_code == 302
         html = client.get(f"/events/{eid}/players/1").get_data(as_text=True)
         assert ("トーナメントから除外" in html) == (i == 3)
@@ -289,8 +411,14 @@ def test_a_double_tapped_confirm_records_once(client):
     page = f"/events/{eid}/record?player=1"
     html = client.get(page).get_data(as_text=True)
     key = re.search(r'name="idempotency_key" value="([^"]+)"', html).group(1)
-    data = {"player": "1", "round": "1", "level": "warning", "facts": "二度押し", "action": "confirm",
-            "idempotency_key": key}
+    data = {
+        "player": "1",
+        "round": "1",
+        "level": "warning",
+        "facts": "二度押し",
+        "action": "confirm",
+        "idempotency_key": key,
+    }
     assert form_post(client, f"/events/{eid}/record", data, page=page).status_code == 302
     assert form_post(client, f"/events/{eid}/record", data, page=page).status_code == 302
     html = client.get(f"/events/{eid}/players/1").get_data(as_text=True)
@@ -318,6 +446,7 @@ def test_times_are_shown_in_japan_time(client):
     eid = event_id_of(client)
     html = client.get(f"/events/{eid}/audit").get_data(as_text=True)
     from datetime import datetime, timedelta, timezone
+
     now = datetime.now(timezone(timedelta(hours=9))).strftime("%m/%d %H:")
     assert now in html
 
@@ -327,8 +456,17 @@ def test_the_organizer_edits_the_event_from_the_staff_page(client):
     eid = event_id_of(client)
     html = client.get(f"/events/{eid}/staff").get_data(as_text=True)
     assert "<title>スタッフ：ページの大会 | judgeapp</title>" in html and "大会の設定" in html
-    resp = form_post(client, f"/events/{eid}/staff", {"action": "event", "name": "ページの大会（決勝）",
-                                                      "date": "2026-12-02", "level": "casual", "rounds": "7"})
+    resp = form_post(
+        client,
+        f"/events/{eid}/staff",
+        {
+            "action": "event",
+            "name": "ページの大会（決勝）",
+            "date": "2026-12-02",
+            "level": "casual",
+            "rounds": "7",
+        },
+    )
     assert resp.status_code == 302
     assert "7 ラウンド" in client.get(f"/events/{eid}").get_data(as_text=True)
 
@@ -341,14 +479,30 @@ def test_migrations_run_on_a_database_full_of_records(tmp_path):
     upgrade(url, revision="0001")
     engine = create_engine(url)
     with engine.begin() as c:
-        c.execute(text("INSERT INTO events (id, name, game, held_on, level, rounds, created_at) "
-                       "VALUES (1, 'e', 'lycee', '2026-12-01', 'casual', 5, '2026-12-01 00:00:00')"))
-        c.execute(text("INSERT INTO staff (id, event_id, name, role, passcode_hash, grants, failed_signins, created_at) "
-                       "VALUES (1, 1, 'o', 'organizer', 'x', '[]', 0, '2026-12-01 00:00:00')"))
-        c.execute(text("INSERT INTO players (id, event_id, number, name, created_at) VALUES (1, 1, '1', 'p', '2026-12-01')"))
-        c.execute(text("INSERT INTO penalties (event_id, player_id, seq, round, level, level_label, facts, notes, "
-                       "citations, corpus_version, answers, judge_id, created_at) VALUES "
-                       "(1, 1, 1, 1, 'caution', '注意', 'f', '', '[]', 'v', '{}', 1, '2026-12-01 00:00:00')"))
+        c.execute(
+            text(
+                "INSERT INTO events (id, name, game, held_on, level, rounds, created_at) "
+                "VALUES (1, 'e', 'lycee', '2026-12-01', 'casual', 5, '2026-12-01 00:00:00')"
+            )
+        )
+        c.execute(
+            text(
+                "INSERT INTO staff (id, event_id, name, role, passcode_hash, grants, failed_signins, created_at) "
+                "VALUES (1, 1, 'o', 'organizer', 'x', '[]', 0, '2026-12-01 00:00:00')"
+            )
+        )
+        c.execute(
+            text(
+                "INSERT INTO players (id, event_id, number, name, created_at) VALUES (1, 1, '1', 'p', '2026-12-01')"
+            )
+        )
+        c.execute(
+            text(
+                "INSERT INTO penalties (event_id, player_id, seq, round, level, level_label, facts, notes, "
+                "citations, corpus_version, answers, judge_id, created_at) VALUES "
+                "(1, 1, 1, 1, 'caution', '注意', 'f', '', '[]', 'v', '{}', 1, '2026-12-01 00:00:00')"
+            )
+        )
     engine.dispose()
     upgrade(url)
     engine = create_engine(url)

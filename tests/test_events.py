@@ -14,8 +14,15 @@ import pytest
 
 from .conftest import form_post
 
-EVENT = {"name": "テスト大会", "game": "lycee", "date": "2026-12-01", "level": "competitive", "rounds": 5,
-         "organizer": "主催者A", "passcode": "org-passcode-1"}
+EVENT = {
+    "name": "テスト大会",
+    "game": "lycee",
+    "date": "2026-12-01",
+    "level": "competitive",
+    "rounds": 5,
+    "organizer": "主催者A",
+    "passcode": "org-passcode-1",
+}
 
 
 class Api:
@@ -28,7 +35,9 @@ class Api:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     def get(self, path, **params):
-        return self.c.get(f"/api/events/{self.event_id}{path}", query_string=params or None, headers=self._h())
+        return self.c.get(
+            f"/api/events/{self.event_id}{path}", query_string=params or None, headers=self._h()
+        )
 
     def post(self, path, body=None, method="post"):
         return getattr(self.c, method)(f"/api/events/{self.event_id}{path}", json=body, headers=self._h())
@@ -42,10 +51,14 @@ def make_event(client, **changes) -> Api:
 
 
 def add_staff(org: Api, name: str, role: str, grants=()) -> Api:
-    resp = org.post("/staff", {"name": name, "role": role, "passcode": f"{name}-passcode-1", "grants": list(grants)})
+    resp = org.post(
+        "/staff", {"name": name, "role": role, "passcode": f"{name}-passcode-1", "grants": list(grants)}
+    )
     assert resp.status_code == 201, resp.get_json()
     # The member signs in through the API with their passcode and gets their own token.
-    resp = org.c.post(f"/api/events/{org.event_id}/token", json={"name": name, "passcode": f"{name}-passcode-1"})
+    resp = org.c.post(
+        f"/api/events/{org.event_id}/token", json={"name": name, "passcode": f"{name}-passcode-1"}
+    )
     assert resp.status_code == 201, resp.get_json()
     return Api(org.c, org.event_id, resp.get_json()["token"])
 
@@ -68,8 +81,13 @@ def client(db_app):
 @pytest.fixture
 def event(client):
     org = make_event(client)
-    return {"org": org, "hj": add_staff(org, "HJ", "head_judge"), "fj": add_staff(org, "FJ", "floor_judge"),
-            "sk": add_staff(org, "SK", "scorekeeper"), "player": add_player(org)}
+    return {
+        "org": org,
+        "hj": add_staff(org, "HJ", "head_judge"),
+        "fj": add_staff(org, "FJ", "floor_judge"),
+        "sk": add_staff(org, "SK", "scorekeeper"),
+        "player": add_player(org),
+    }
 
 
 # --- accumulation through the API ---------------------------------------------------------------------------
@@ -154,7 +172,15 @@ def test_overturn_and_void_keep_the_record_and_change_the_standing(event):
 
 def test_nothing_is_visible_without_a_token(event, client):
     anon = Api(client, event["org"].event_id, None)
-    for path in ("", "/players", f"/players/{event['player']}", "/penalties", "/appeals", "/audit", "/export.json"):
+    for path in (
+        "",
+        "/players",
+        f"/players/{event['player']}",
+        "/penalties",
+        "/appeals",
+        "/audit",
+        "/export.json",
+    ):
         resp = anon.get(path)
         assert resp.status_code == 401 and resp.get_json()["error"]["message"], path
     bad = Api(client, event["org"].event_id, "not-a-token")
@@ -183,17 +209,20 @@ def test_a_token_of_another_event_is_refused(client, event):
 # --- bad input writes nothing --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("body,code", [
-    ({"player": 999999, "round": 1, "level": "N", "facts": "x"}, "unknown_player"),
-    ({"player": None, "round": 1, "level": "N", "facts": "x"}, "bad_field"),
-    ({"round": 0, "level": "N", "facts": "x"}, "bad_number"),
-    ({"round": 6, "level": "N", "facts": "x"}, "bad_number"),
-    ({"round": "一", "level": "N", "facts": "x"}, "bad_number"),
-    ({"round": 1, "level": "イエロー", "facts": "x"}, "bad_level"),
-    ({"round": 1, "level": "N", "facts": ""}, "missing_field"),
-    ({"round": 1, "level": "N", "facts": "x" * 2001}, "too_long"),
-    ({"round": 1, "level": "N", "facts": "x", "infraction": "lycee/nope"}, "unknown_infraction"),
-])
+@pytest.mark.parametrize(
+    "body,code",
+    [
+        ({"player": 999999, "round": 1, "level": "N", "facts": "x"}, "unknown_player"),
+        ({"player": None, "round": 1, "level": "N", "facts": "x"}, "bad_field"),
+        ({"round": 0, "level": "N", "facts": "x"}, "bad_number"),
+        ({"round": 6, "level": "N", "facts": "x"}, "bad_number"),
+        ({"round": "一", "level": "N", "facts": "x"}, "bad_number"),
+        ({"round": 1, "level": "イエロー", "facts": "x"}, "bad_level"),
+        ({"round": 1, "level": "N", "facts": ""}, "missing_field"),
+        ({"round": 1, "level": "N", "facts": "x" * 2001}, "too_long"),
+        ({"round": 1, "level": "N", "facts": "x", "infraction": "lycee/nope"}, "unknown_infraction"),
+    ],
+)
 def test_bad_penalty_input(event, body, code):
     fj = event["fj"]
     body = {"player": event["player"], **body}
@@ -204,10 +233,19 @@ def test_bad_penalty_input(event, body, code):
     assert fj.get("/penalties").get_json()["results"] == []
 
 
-@pytest.mark.parametrize("body", [
-    {**EVENT, "name": ""}, {**EVENT, "game": "mtg"}, {**EVENT, "date": "12/1"}, {**EVENT, "level": "pro"},
-    {**EVENT, "rounds": 0}, {**EVENT, "tier": 9}, {**EVENT, "passcode": "123"}, {**EVENT, "organizer": ""},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {**EVENT, "name": ""},
+        {**EVENT, "game": "mtg"},
+        {**EVENT, "date": "12/1"},
+        {**EVENT, "level": "pro"},
+        {**EVENT, "rounds": 0},
+        {**EVENT, "tier": 9},
+        {**EVENT, "passcode": "123"},
+        {**EVENT, "organizer": ""},
+    ],
+)
 def test_bad_event_input(client, body):
     resp = client.post("/api/events", json=body)
     assert resp.status_code == 400 and resp.get_json()["error"]["message"]
@@ -215,15 +253,21 @@ def test_bad_event_input(client, body):
 
 def test_bad_json_bodies(event, client):
     org = event["org"]
-    resp = client.post(f"/api/events/{org.event_id}/penalties", data=b"\xff", content_type="application/json",
-                       headers=org._h())
+    resp = client.post(
+        f"/api/events/{org.event_id}/penalties",
+        data=b"\xff",
+        content_type="application/json",
+        headers=org._h(),
+    )
     assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_json"
     assert org.post("/players", {"players": "x"}).status_code == 400
 
 
 def test_player_import_is_all_or_nothing(event):
     org = event["org"]
-    resp = org.post("/players", {"players": [{"number": "010", "name": "A"}, {"number": "001", "name": "重複"}]})
+    resp = org.post(
+        "/players", {"players": [{"number": "010", "name": "A"}, {"number": "001", "name": "重複"}]}
+    )
     assert resp.status_code == 409 and "001" in resp.get_json()["error"]["message"]
     assert len(org.get("/players").get_json()["results"]) == 1
     resp = org.post("/players", {"players": [{"number": "011", "name": "B"}, {"number": "", "name": "C"}]})
@@ -252,10 +296,15 @@ def test_twenty_concurrent_records_for_one_player_all_land(db_app):
     barrier = threading.Barrier(20)
 
     def post(i: int) -> int:
-        body = json.dumps({"player": player, "round": 1 + i % 5, "level": "N" if i % 2 else "W",
-                           "facts": f"同時 {i}"}).encode()
-        req = urllib.request.Request(base, data=body, method="POST", headers={
-            "Content-Type": "application/json", "Authorization": f"Bearer {judges[i].token}"})
+        body = json.dumps(
+            {"player": player, "round": 1 + i % 5, "level": "N" if i % 2 else "W", "facts": f"同時 {i}"}
+        ).encode()
+        req = urllib.request.Request(
+            base,
+            data=body,
+            method="POST",
+            headers={"Content-Type": "application/json", "Authorization": f"Bearer {judges[i].token}"},
+        )
         barrier.wait()
         with urllib.request.urlopen(req, timeout=60) as resp:
             return resp.status
@@ -299,10 +348,12 @@ def test_audit_log_and_exports(event, client):
 def test_a_retry_with_the_same_idempotency_key_records_once(event):
     fj, player = event["fj"], event["player"]
     body = {"player": player, "round": 1, "level": "W", "facts": "再送"}
-    first = fj.c.post(f"/api/events/{fj.event_id}/penalties", json=body,
-                      headers={**fj._h(), "Idempotency-Key": "tap-1"}).get_json()
-    again = fj.c.post(f"/api/events/{fj.event_id}/penalties", json=body,
-                      headers={**fj._h(), "Idempotency-Key": "tap-1"}).get_json()
+    first = fj.c.post(
+        f"/api/events/{fj.event_id}/penalties", json=body, headers={**fj._h(), "Idempotency-Key": "tap-1"}
+    ).get_json()
+    again = fj.c.post(
+        f"/api/events/{fj.event_id}/penalties", json=body, headers={**fj._h(), "Idempotency-Key": "tap-1"}
+    ).get_json()
     assert first["record"]["id"] == again["record"]["id"]
     assert len(fj.get("/penalties").get_json()["results"]) == 1
 
@@ -367,7 +418,9 @@ def test_the_organizer_corrects_the_event_and_manages_staff(event, client):
     record(fj, event["player"], "N", round=3)
     resp = org.post("", {"rounds": 2}, method="patch")
     assert resp.status_code == 409 and "第 3 ラウンド" in resp.get_json()["error"]["message"]
-    assert org.post("", {"rounds": 8, "name": "冬の大会（決勝あり）"}, method="patch").get_json()["rounds"] == 8
+    assert (
+        org.post("", {"rounds": 8, "name": "冬の大会（決勝あり）"}, method="patch").get_json()["rounds"] == 8
+    )
     staff = {s["name"]: s["id"] for s in org.get("").get_json()["staff"]}
     assert org.post(f"/staff/{staff['FJ']}", {"active": False}, method="patch").status_code == 200
     assert fj.get("/penalties").status_code == 401  # the disabled member's token is gone
@@ -376,8 +429,14 @@ def test_the_organizer_corrects_the_event_and_manages_staff(event, client):
     assert "event.update" in [e["action"] for e in org.get("/audit").get_json()["results"]]
 
 
-@pytest.mark.parametrize("changes", [{"game": "lycee", "tier": 2}, {"game": "tcg-taikai", "tier": 1, "level": "competitive"},
-                                     {"game": "tcg-taikai", "tier": 3, "level": "casual"}])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"game": "lycee", "tier": 2},
+        {"game": "tcg-taikai", "tier": 1, "level": "competitive"},
+        {"game": "tcg-taikai", "tier": 3, "level": "casual"},
+    ],
+)
 def test_tier_follows_the_text(client, changes):
     resp = client.post("/api/events", json={**EVENT, **changes})
     assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_tier"
@@ -385,15 +444,21 @@ def test_tier_follows_the_text(client, changes):
 
 def test_grants_are_only_what_the_policy_restricts(client):
     org = make_event(client)  # lycee restricts nothing
-    resp = org.post("/staff", {"name": "X", "role": "floor_judge", "passcode": "xxxxxxxxxxxxxx", "grants": ["ijinden-defeat"]})
+    resp = org.post(
+        "/staff",
+        {"name": "X", "role": "floor_judge", "passcode": "xxxxxxxxxxxxxx", "grants": ["ijinden-defeat"]},
+    )
     assert resp.status_code == 400 and resp.get_json()["error"]["code"] == "bad_grant"
 
 
-@pytest.mark.parametrize("path, status, code", [
-    ("/players/99999999999999999999", 404, "unknown_player"),
-    ("/penalties/99999999999999999999", 404, "unknown_record"),
-    ("/penalties?player=99999999999999999999", 400, "bad_filter"),  # a filter value, not a resource
-])
+@pytest.mark.parametrize(
+    "path, status, code",
+    [
+        ("/players/99999999999999999999", 404, "unknown_player"),
+        ("/penalties/99999999999999999999", 404, "unknown_record"),
+        ("/penalties?player=99999999999999999999", 400, "bad_filter"),  # a filter value, not a resource
+    ],
+)
 def test_huge_ids_are_not_found_not_errors(event, path, status, code):
     resp = event["org"].get(path)
     assert resp.status_code == status and resp.get_json()["error"]["code"] == code
@@ -414,6 +479,8 @@ def test_lone_surrogates_get_a_message(client):
     body = '{"penalties": ["\\ud800"]}'
     resp = client.post("/api/policies/lycee/standing", data=body, content_type="application/json")
     assert resp.status_code == 400 and resp.get_json()["error"]["message"]
-    resp = client.post("/api/decks/check", data='{"game": "ijinden", "deck": "1 \\ud800x"}', content_type="application/json")
+    resp = client.post(
+        "/api/decks/check", data='{"game": "ijinden", "deck": "1 \\ud800x"}', content_type="application/json"
+    )
     # The broken character is a name like any other: the deck is checked and the card counted.
     assert resp.status_code == 200 and resp.get_json()["cards"] == 1

@@ -29,9 +29,11 @@ def _text(html: str) -> str:
     return re.sub(r"<[^>]+>", "", html)
 
 
-SUSPENSIONS = {"suspension-1y": "tcg-taikai/floor-rules/3b-i",
-               "suspension-3y": "tcg-taikai/floor-rules/3b-ii",
-               "suspension-5y": "tcg-taikai/floor-rules/3b-iii"}
+SUSPENSIONS = {
+    "suspension-1y": "tcg-taikai/floor-rules/3b-i",
+    "suspension-3y": "tcg-taikai/floor-rules/3b-ii",
+    "suspension-5y": "tcg-taikai/floor-rules/3b-iii",
+}
 
 
 # --- tcg-taikai 出場停止 (3a, 3b) --------------------------------------------------------------------------
@@ -91,14 +93,20 @@ def test_tcg_suspension_says_categories_factors_and_that_it_may_be_issued(polici
 def test_tcg_without_a_head_judge_the_floor_judge_decides(policies, client, corpus):
     """2g: the floor judge decides first, the head judge only on appeal; 2h: in a 一般 tournament without a head
     judge the floor judge's decision is final. The hand-off quotes those sentences, not the appeal one."""
-    g, h = corpus.sections["tcg-taikai/floor-rules/2g"].text, corpus.sections["tcg-taikai/floor-rules/2h"].text
+    g, h = (
+        corpus.sections["tcg-taikai/floor-rules/2g"].text,
+        corpus.sections["tcg-taikai/floor-rules/2h"].text,
+    )
     assert "フロアジャッジの決定後に上告があった場合のみヘッドジャッジは決定を行います" in g
     assert "ヘッドジャッジがいない一般トーナメントの場合フロアジャッジの決定は最終決定であり覆りません" in h
     html = _text(client.get("/wizard/tcg-taikai/counterfeit-card").get_data(as_text=True))
     assert "まずフロアジャッジが決定します" in html and "上告があった場合だけ" in html
     assert "フロアジャッジの決定が最終決定であり覆りません" in html
     quotes = [squash(c.quote) for c in policies.games["tcg-taikai"].hand_off.citations]
-    assert squash("ヘッドジャッジがいない一般トーナメントの場合フロアジャッジの決定は最終決定であり覆りません") in quotes
+    assert (
+        squash("ヘッドジャッジがいない一般トーナメントの場合フロアジャッジの決定は最終決定であり覆りません")
+        in quotes
+    )
     # Other games keep the plain hand-off.
     html = _text(client.get("/wizard/lycee").get_data(as_text=True))
     assert "フロアジャッジの決定が最終" not in html
@@ -116,14 +124,27 @@ def test_tcg_notes_do_not_send_every_case_to_the_head_judge(policies, client):
         assert "ヘッドジャッジが判断" not in sc.reasoning, sc.id
     html = _text(client.get("/decks", query_string={"game": "tcg-taikai"}).get_data(as_text=True))
     assert "ヘッドジャッジが判断します" not in html and "ジャッジが判断します" in html
-    html = _text(client.get("/training/tcg-taikai", query_string={"run": tcg.training.scenarios[0].id})
-                 .get_data(as_text=True))
+    html = _text(
+        client.get("/training/tcg-taikai", query_string={"run": tcg.training.scenarios[0].id}).get_data(
+            as_text=True
+        )
+    )
     assert "規定なし（ジャッジの判断）" in html and "ヘッドジャッジの判断" not in html
 
 
-TCG_SUSPENDABLE = ["cheating", "ignoring-official", "obstructing-investigation", "suspended-visit",
-                   "misrepresentation", "serious-misrepresentation", "theft", "harassment", "violence",
-                   "serious-violence", "vandalism"]
+TCG_SUSPENDABLE = [
+    "cheating",
+    "ignoring-official",
+    "obstructing-investigation",
+    "suspended-visit",
+    "misrepresentation",
+    "serious-misrepresentation",
+    "theft",
+    "harassment",
+    "violence",
+    "serious-violence",
+    "vandalism",
+]
 
 
 @pytest.mark.parametrize("iid", TCG_SUSPENDABLE)
@@ -133,17 +154,28 @@ def test_tcg_suspension_is_shown_and_returned_as_may(client, corpus, iid):
     assert "出場停止処分を発行することができます" in corpus.sections["tcg-taikai/floor-rules/3b"].text
     page = client.get(f"/wizard/tcg-taikai/{iid}").get_data(as_text=True)
     verdict = _text(page.split('<section class="verdict', 1)[1].split("</section>", 1)[0])
-    assert "出場停止" in verdict and "発行することができます" in verdict and "必ず与えるペナルティではありません" in verdict
+    assert (
+        "出場停止" in verdict
+        and "発行することができます" in verdict
+        and "必ず与えるペナルティではありません" in verdict
+    )
     body = client.get(f"/api/infractions/tcg-taikai/{iid}").get_json()
-    assert body["penalty"].startswith("出場停止") and body["discretion"] is True and body["head_judge"] is True
+    assert (
+        body["penalty"].startswith("出場停止") and body["discretion"] is True and body["head_judge"] is True
+    )
     assert "できます" in body["penalty_may"]
 
 
 def test_tcg_lookup_badge_says_a_suspension_may_be_issued(client):
-    html = _text(client.get("/wizard/lookup", query_string={"game": "tcg-taikai", "q": "カードを盗んだ"})
-                 .get_data(as_text=True))
+    html = _text(
+        client.get("/wizard/lookup", query_string={"game": "tcg-taikai", "q": "カードを盗んだ"}).get_data(
+            as_text=True
+        )
+    )
     assert "出場停止（3年）（できます）" in html
-    body = client.get("/api/infractions", query_string={"game": "tcg-taikai", "q": "カードを盗んだ"}).get_json()
+    body = client.get(
+        "/api/infractions", query_string={"game": "tcg-taikai", "q": "カードを盗んだ"}
+    ).get_json()
     hit = next(r for r in body["results"] if r["penalty_id"] == "suspension-3y")
     assert hit["discretion"] is True and "できます" in hit["penalty_may"]
 
@@ -193,8 +225,13 @@ def test_time_limit_entries_say_the_rest_is_the_judges(client, policies, full_id
     assert policy.hand_off.text in html
 
 
-@pytest.mark.parametrize("iid, category", [("misrepresentation", "3b-ii（期間 3 年）のカテゴリ"),
-                                           ("violence", "3b-iii（期間 5 年以上）のカテゴリ")])
+@pytest.mark.parametrize(
+    "iid, category",
+    [
+        ("misrepresentation", "3b-ii（期間 3 年）のカテゴリ"),
+        ("violence", "3b-iii（期間 5 年以上）のカテゴリ"),
+    ],
+)
 def test_tcg_serious_forms_are_categories_not_fixed_terms(client, corpus, iid, category):
     """3b: 「適切であると認めた期間の出場停止処分を発行することができます」: no term follows by itself."""
     assert "適切であると認めた期間" in corpus.sections["tcg-taikai/floor-rules/3b"].text
@@ -231,8 +268,9 @@ def test_ijinden_result_fix_is_open_to_the_judge(client):
     """Whether to penalise is the judge's (第10章): discretion true, and the open answer is right in training."""
     assert client.get("/api/infractions/ijinden/result-after-confirmation").get_json()["discretion"] is True
     for a in ("no-penalty", "none"):
-        html = client.get("/training/ijinden", query_string={"run": "ijinden-result-fix", "a": a}
-                          ).get_data(as_text=True)
+        html = client.get("/training/ijinden", query_string={"run": "ijinden-result-fix", "a": a}).get_data(
+            as_text=True
+        )
         assert "正解" in html and "不正解" not in html, a
 
 
@@ -299,7 +337,10 @@ def test_ijinden_upgrades_have_no_invented_count(policies, corpus):
 def test_ijinden_upgrade_offer_on_the_outcome_page_says_who_may_issue_defeat(client, policies):
     resp = client.get("/wizard/ijinden/insulting", query_string={"prior.warning": 1})
     html = _text(resp.get_data(as_text=True))
-    assert "格上げできます" in html and "大会主催者と、主催者から【敗北】を与えることが許可されたジャッジのみ" in html
+    assert (
+        "格上げできます" in html
+        and "大会主催者と、主催者から【敗北】を与えることが許可されたジャッジのみ" in html
+    )
 
 
 def test_ijinden_disqualification_ends_the_current_game(policies, corpus):
@@ -309,8 +350,13 @@ def test_ijinden_disqualification_ends_the_current_game(policies, corpus):
 
 # --- silent entries, remedies, training ----------------------------------------------------------------
 
-SILENT = ["dm-senshu/play-draw", "dm-senshu/pregame-procedure", "dm-senshu/shield-placement",
-          "dm-senshu/shield-trigger-late", "tcg-taikai/unclear-play"]
+SILENT = [
+    "dm-senshu/play-draw",
+    "dm-senshu/pregame-procedure",
+    "dm-senshu/shield-placement",
+    "dm-senshu/shield-trigger-late",
+    "tcg-taikai/unclear-play",
+]
 
 
 @pytest.mark.parametrize("full_id", SILENT)

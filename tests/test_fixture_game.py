@@ -48,8 +48,10 @@ def test_a_changed_character_in_its_source_is_reported(runner, tmp_path):
     (src / "hoshikuzu-floor-rules.txt").write_text(text.replace("10分", "15分"), encoding="utf-8")
     result = runner.invoke(cli, [*ALONE, "--sources", str(src)])
     assert result.exit_code == 1
-    assert "hoshikuzu/floor-rules/art3: text not in hoshikuzu-floor-rules.txt: 対戦の開始から10分" \
+    assert (
+        "hoshikuzu/floor-rules/art3: text not in hoshikuzu-floor-rules.txt: 対戦の開始から10分"
         in result.output
+    )
 
 
 @pytest.mark.parametrize("case", CASES["search"], ids=lambda c: c["q"])

@@ -36,11 +36,21 @@ class Server:
         self.port = _free_port()
         self.log_path = log
         self._log = log.open("wb")
-        env = {**os.environ, "JUDGEAPP_DATABASE_URL": url, "JUDGEAPP_SECRET_KEY": "live-test",
-               "JUDGEAPP_INDEX_DIR": str(index_dir), "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir.with_name("situations")),
-               "JUDGEAPP_LIVE_STREAM_SECONDS": "30"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "judgeapp.cli", "serve", "--port", str(self.port)],
-                                     env=env, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=self._log)
+        env = {
+            **os.environ,
+            "JUDGEAPP_DATABASE_URL": url,
+            "JUDGEAPP_SECRET_KEY": "live-test",
+            "JUDGEAPP_INDEX_DIR": str(index_dir),
+            "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir.with_name("situations")),
+            "JUDGEAPP_LIVE_STREAM_SECONDS": "30",
+        }
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "judgeapp.cli", "serve", "--port", str(self.port)],
+            env=env,
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=self._log,
+        )
 
     def wait(self, timeout: float = 90) -> None:
         end = time.monotonic() + timeout
@@ -141,17 +151,27 @@ def test_the_desk_on_one_process_sees_an_appeal_and_a_removal_made_on_the_other(
     eid, org = made["event"]["id"], made["token"]
     tokens = {}
     for name, role in (("HJ", "head_judge"), ("FJ", "floor_judge")):
-        assert b.call("POST", f"/api/events/{eid}/staff",
-                      {"name": name, "role": role, "passcode": f"{name}-passcode-1"}, org)[0] == 201
-        status, body = b.call("POST", f"/api/events/{eid}/token", {"name": name, "passcode": f"{name}-passcode-1"})
+        assert (
+            b.call(
+                "POST",
+                f"/api/events/{eid}/staff",
+                {"name": name, "role": role, "passcode": f"{name}-passcode-1"},
+                org,
+            )[0]
+            == 201
+        )
+        status, body = b.call(
+            "POST", f"/api/events/{eid}/token", {"name": name, "passcode": f"{name}-passcode-1"}
+        )
         tokens[name] = body["token"]
     status, body = b.call("POST", f"/api/events/{eid}/players", {"number": "001", "name": "山田太郎"}, org)
     player = body["results"][0]["id"]
 
     events: queue.Queue = queue.Queue()
     stop = threading.Event()
-    reader = threading.Thread(target=_stream, args=(a, f"/events/{eid}/desk/stream", tokens["HJ"], events, stop),
-                              daemon=True)
+    reader = threading.Thread(
+        target=_stream, args=(a, f"/events/{eid}/desk/stream", tokens["HJ"], events, stop), daemon=True
+    )
     reader.start()
     assert _next(events, "status", 10)[1] == 200
     _next(events, "hello", 10)

@@ -23,8 +23,9 @@ TUNE2 = "situations_tune2.yaml"  # a second tuning table by another writer who n
 REPORT = "situations_report.yaml"
 NONE = load_cases("situations_none.yaml")
 # Old tables (must not drop), then the unseen halves.
-TABLES = [t for t in ("situations.yaml", "situations_holdout.yaml", TUNE, TUNE2, REPORT)
-          if (CASES_DIR / t).exists()]
+TABLES = [
+    t for t in ("situations.yaml", "situations_holdout.yaml", TUNE, TUNE2, REPORT) if (CASES_DIR / t).exists()
+]
 
 
 def _api(client, q, game=None, limit=3):
@@ -160,7 +161,9 @@ def test_a_rule_answers_a_repeat(client):
     """「警告なんかいも」: イジンデン's upgrade rule, no penalty of its own, left to the judge."""
     body = _api(client, "警告を何回も受けている", "ijinden")
     rule = next(r for r in body["results"] if r["kind"] == "rule")
-    assert rule["penalty"] is None and rule["discretion"] and "ijinden/floor-rules/ch10-2" in rule["citations"]
+    assert (
+        rule["penalty"] is None and rule["discretion"] and "ijinden/floor-rules/ch10-2" in rule["citations"]
+    )
     html = client.get("/wizard/ijinden", query_string={"q": "警告を何回も受けている"}).get_data(as_text=True)
     assert "累積・格上げの規定" in html and "何度も【警告】を受けた場合" in html
 

@@ -45,8 +45,12 @@ def online_title(client, url: str) -> str:
 def test_every_section_and_wizard_page_opens_offline(app, client, offline_phone, live_server, tmp_path):
     phone = offline_phone
     lib = app.extensions["judgeapp.library"]
-    kept = set(phone.evaluate("caches.keys().then(ks => caches.open(ks[0])).then(c => c.keys())"
-                              ".then(rs => rs.map(r => new URL(r.url).pathname + new URL(r.url).search))"))
+    kept = set(
+        phone.evaluate(
+            "caches.keys().then(ks => caches.open(ks[0])).then(c => c.keys())"
+            ".then(rs => rs.map(r => new URL(r.url).pathname + new URL(r.url).search))"
+        )
+    )
     missing = [s.url for s in lib.corpus.sections.values() if s.url not in kept]
     assert not missing, missing[:5]
     phone.context.set_offline(True)
@@ -96,13 +100,16 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     phone.context.set_offline(True)
     phone.goto(live_server + "/search")
     phone.wait_for_function("window.judgeappOffline")
-    got = phone.evaluate("""async (cases) => {
+    got = phone.evaluate(
+        """async (cases) => {
         const ix = await judgeappOffline.load('search');
         return cases.map(c => {
             const r = ix.search(c.q, c.game || null, 10);
             return r.hits.length ? r.hits[0].id : null;
         });
-    }""", [{"q": c["q"], "game": c.get("game")} for c in cases])
+    }""",
+        [{"q": c["q"], "game": c.get("game")} for c in cases],
+    )
     agree = sum(1 for a, b in zip(got, expected) if a == b)
     print(f"offline search agrees with the server's first result for {agree}/{len(cases)}")
     assert agree / len(cases) >= 0.9
@@ -111,15 +118,20 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     sit_expected = []
     for case in situations:
         # The server's first answer that is an infraction (the offline index holds the infractions only).
-        found = [m for m in lib.lookup.search(case["q"], game=case["game"], limit=8).matches if m.answer.infraction]
+        found = [
+            m for m in lib.lookup.search(case["q"], game=case["game"], limit=8).matches if m.answer.infraction
+        ]
         sit_expected.append(f"{case['game']}/{found[0].answer.infraction.id}" if found else None)
-    sit_got = phone.evaluate("""async (cases) => {
+    sit_got = phone.evaluate(
+        """async (cases) => {
         const ix = await judgeappOffline.load('situations');
         return cases.map(c => {
             const r = ix.search(c.q, c.game, 8);
             return r.hits.length ? r.hits[0].id : null;
         });
-    }""", [{"q": c["q"], "game": c["game"]} for c in situations])
+    }""",
+        [{"q": c["q"], "game": c["game"]} for c in situations],
+    )
     sit_agree = sum(1 for a, b in zip(sit_got, sit_expected) if a == b)
     print(f"offline situation lookup agrees with the server's first result for {sit_agree}/{len(situations)}")
     assert sit_agree / len(situations) >= 0.9
@@ -137,8 +149,11 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     # The situation lookup too.
     phone.goto(live_server + "/wizard/lycee?q=" + "遅刻")
     phone.wait_for_selector("#offline-lookup ol.results a.title")
-    server_first = next(m.answer.infraction.id for m in lib.lookup.search("遅刻", game="lycee", limit=8).matches
-                        if m.answer.infraction)
+    server_first = next(
+        m.answer.infraction.id
+        for m in lib.lookup.search("遅刻", game="lycee", limit=8).matches
+        if m.answer.infraction
+    )
     first_lookup = phone.locator("#offline-lookup a.title").first.get_attribute("href")
     assert first_lookup == f"/wizard/lycee/{server_first}"
 
@@ -233,8 +248,11 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     with app.extensions["judgeapp.db"].reader() as s:
         pid = s.scalars(select(Player)).one().id
     record_url = f"/events/{event_id}/record?player={pid}"
-    phone.wait_for_function(f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}'))"
-                            ".then(r => !!r)", timeout=60_000, polling=500)
+    phone.wait_for_function(
+        f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}')).then(r => !!r)",
+        timeout=60_000,
+        polling=500,
+    )
     cut(phone, switchable)
     phone.goto(live_server + record_url)
     phone.fill("input[name=round]", "2")
@@ -298,8 +316,9 @@ COLORS = """() => { const bg = getComputedStyle(document.body).backgroundColor;
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_dark_mode_follows_the_phone_and_the_toggle_is_remembered(chromium, live_server, scheme, tmp_path):
-    context = chromium.new_context(viewport={"width": 390, "height": 844}, is_mobile=True, locale="ja-JP",
-                                   color_scheme=scheme)
+    context = chromium.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, locale="ja-JP", color_scheme=scheme
+    )
     page = context.new_page()
     page.goto(live_server + "/")
     c = page.evaluate(COLORS)
@@ -374,8 +393,9 @@ def test_opened_result_highlights_the_words_and_copy_link_falls_back(phone, live
     phone.click("button[data-copy]")
     phone.wait_for_function("document.querySelector('button[data-copy]').textContent !== 'リンクをコピー'")
     label = phone.locator("button[data-copy]").inner_text()
-    selected = phone.evaluate("document.activeElement.id === 'permalink' && "
-                              "document.activeElement.selectionEnd > 0")
+    selected = phone.evaluate(
+        "document.activeElement.id === 'permalink' && document.activeElement.selectionEnd > 0"
+    )
     assert label == "コピーしました" or (label.startswith("選択しました") and selected)
 
 
@@ -387,8 +407,11 @@ def test_background_sync_sends_the_queue_with_no_page_open(app, phone, switchabl
     phone.evaluate("navigator.serviceWorker.ready")
     wait_ready(phone)
     record_url = f"/events/{event_id}/record?player=1"
-    phone.wait_for_function(f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}'))"
-                            ".then(r => !!r)", timeout=60_000, polling=500)
+    phone.wait_for_function(
+        f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}')).then(r => !!r)",
+        timeout=60_000,
+        polling=500,
+    )
     cdp = phone.context.new_cdp_session(phone)
     registrations: list[dict] = []
     cdp.on("ServiceWorker.workerRegistrationUpdated", lambda e: registrations.extend(e["registrations"]))
@@ -406,8 +429,10 @@ def test_background_sync_sends_the_queue_with_no_page_open(app, phone, switchabl
     switchable.start()
     phone.context.set_offline(False)
     reg = next(r for r in registrations if r["scopeURL"].startswith(base))
-    cdp.send("ServiceWorker.dispatchSyncEvent", {"origin": base, "registrationId": reg["registrationId"],
-                                                 "tag": "record-queue", "lastChance": False})
+    cdp.send(
+        "ServiceWorker.dispatchSyncEvent",
+        {"origin": base, "registrationId": reg["registrationId"], "tag": "record-queue", "lastChance": False},
+    )
     for _ in range(100):
         if penalties(app):
             break

@@ -22,8 +22,9 @@ def test_precache_holds_every_section_document_and_wizard_outcome(client, librar
         for inf in policy.infractions:
             assert f"/wizard/{game}/{inf}" in urls
         reached = {a.outcome for n in policy.nodes.values() for a in n.answers if a.outcome}
-        with_path = {u.split("?")[0].rsplit("/", 1)[1] for u in urls
-                     if u.startswith(f"/wizard/{game}/") and "?" in u}
+        with_path = {
+            u.split("?")[0].rsplit("/", 1)[1] for u in urls if u.startswith(f"/wizard/{game}/") and "?" in u
+        }
         assert reached <= with_path
     assert "/" in urls and "/training" in urls and "/decks" in urls and "/offline/search.json" in urls
 
@@ -63,8 +64,9 @@ def test_index_export_is_compact_and_from_the_corpus(client, library):
     assert "遅刻" in {data["vocab"][i] for i in doc["w"] + doc["t"]}
     assert any("スマホ" in e["keys"] for e in data["synonyms"])
     sit = client.get("/offline/situations.json").get_json()
-    assert {d["id"] for d in sit["docs"]} == {f"{g}/{i}" for g, p in library.policies.games.items()
-                                               for i in p.infractions}
+    assert {d["id"] for d in sit["docs"]} == {
+        f"{g}/{i}" for g, p in library.policies.games.items() for i in p.infractions
+    }
 
 
 def test_manifest_and_worker(client):
@@ -84,8 +86,9 @@ def test_manifest_and_worker(client):
     assert client.application.extensions["judgeapp.library"].corpus.version in sw.get_data(as_text=True)
 
 
-@pytest.mark.parametrize("url", ["/", "/rules/tcg-taikai/floor-rules/6b-iii", "/search?q=遅刻",
-                                 "/wizard/lycee"])
+@pytest.mark.parametrize(
+    "url", ["/", "/rules/tcg-taikai/floor-rules/6b-iii", "/search?q=遅刻", "/wizard/lycee"]
+)
 def test_pages_compressed_with_etag_and_304(client, url):
     resp = client.get(url, headers={"Accept-Encoding": "br, gzip"})
     assert resp.headers["Content-Encoding"] in ("br", "gzip") and "no-cache" in resp.headers["Cache-Control"]
@@ -114,8 +117,9 @@ def test_deck_check_asks_for_the_game_and_names_it(app, client):
     assert re.search(r'<option value=""[^>]* selected disabled>選んでください', html)
     resp = client.post("/decks", data={"deck": "4 無双竜機ボルバルザーク\n36 カード"})
     assert resp.status_code == 400 and "ゲームを選んでください" in resp.get_data(as_text=True)
-    html = client.post("/decks", data={"game": "dm-senshu", "deck": "4 無双竜機ボルバルザーク\n36 カード"}
-                       ).get_data(as_text=True)
+    html = client.post(
+        "/decks", data={"game": "dm-senshu", "deck": "4 無双竜機ボルバルザーク\n36 カード"}
+    ).get_data(as_text=True)
     verdict = re.search(r'<section class="verdict[^"]*" id="verdict">(.*?)</section>', html, re.S).group(1)
     assert "デュエル・マスターズ" in verdict and "問題あり" in verdict
     assert "確認したこと" in html and "確認していないこと" in html

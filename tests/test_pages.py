@@ -63,7 +63,9 @@ def test_section_numbers_and_chapters_in_text_link(broken_corpus):
 
     path = broken_corpus / "tcg-taikai" / "floor-rules.md"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("{#6b-i}\n", "{#6b-i}\n\n6b-iii と 6c-i と 10z を参照\n", 1), encoding="utf-8")
+    path.write_text(
+        text.replace("{#6b-i}\n", "{#6b-i}\n\n6b-iii と 6c-i と 10z を参照\n", 1), encoding="utf-8"
+    )
     corpus = load_corpus(broken_corpus)
     html = render_section_html(corpus, corpus.sections["tcg-taikai/floor-rules/6b-i"])
     assert '<a class="xref" href="/rules/tcg-taikai/floor-rules/6b-iii">6b-iii</a>' in html
@@ -92,10 +94,18 @@ def test_no_hits_in_the_chosen_game_offers_other_games(client):
     assert 'href="/rules/dm-senshu/floor-rules/305"' in html
 
 
-@pytest.mark.parametrize("url", [
-    "/", "/rules/lycee", "/rules/tcg-taikai/floor-rules", "/rules/lycee/guideline/promo-cards",
-    "/rules/tcg-taikai/floor-rules/6c-i", "/search?q=スリーブ", "/search?q=カード&limit=50",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/",
+        "/rules/lycee",
+        "/rules/tcg-taikai/floor-rules",
+        "/rules/lycee/guideline/promo-cards",
+        "/rules/tcg-taikai/floor-rules/6c-i",
+        "/search?q=スリーブ",
+        "/search?q=カード&limit=50",
+    ],
+)
 def test_pages_are_light(client, url):
     resp = client.get(url)
     assert resp.status_code == 200

@@ -53,14 +53,22 @@ def _check(runner, folder: Path):
 def test_check_names_a_broken_citation(runner, broken_infractions):
     def change(d):
         d["infractions"][0]["citations"][0]["quote"] = "どこにも書かれていない文言"
+
     _edit(broken_infractions / "lycee" / "policy.yaml", change)
     out = _check(runner, broken_infractions)
-    assert "lycee/policy.yaml: infractions[0].citations[0].quote: 「どこにも書かれていない文言」 does not stand in" in out
+    assert (
+        "lycee/policy.yaml: infractions[0].citations[0].quote: 「どこにも書かれていない文言」 does not stand in"
+        in out
+    )
 
 
 def test_check_names_a_citation_of_another_game(runner, broken_infractions):
     def change(d):
-        d["infractions"][0]["citations"][0] = {"section": "ijinden/floor-rules/ch10-1", "quote": "イベントの間"}
+        d["infractions"][0]["citations"][0] = {
+            "section": "ijinden/floor-rules/ch10-1",
+            "quote": "イベントの間",
+        }
+
     _edit(broken_infractions / "lycee" / "policy.yaml", change)
     assert "belongs to another game (ijinden)" in _check(runner, broken_infractions)
 
@@ -68,15 +76,30 @@ def test_check_names_a_citation_of_another_game(runner, broken_infractions):
 def test_check_names_an_unknown_section(runner, broken_infractions):
     def change(d):
         d["infractions"][0]["citations"][0]["section"] = "lycee/guideline/nowhere"
+
     _edit(broken_infractions / "lycee" / "policy.yaml", change)
-    assert "infractions[0].citations[0].section: no section 'lycee/guideline/nowhere'" in _check(runner, broken_infractions)
+    assert "infractions[0].citations[0].section: no section 'lycee/guideline/nowhere'" in _check(
+        runner, broken_infractions
+    )
 
 
 def test_check_names_an_unreachable_node(runner, broken_infractions):
     def change(d):
-        d["nodes"].append({"id": "orphan", "question": "どこからも来ない質問",
-                           "answers": [{"id": "x", "label": "x", "outcome": d["nodes"][0]["answers"][0].get("outcome")
-                                        or next(a["outcome"] for n in d["nodes"] for a in n["answers"] if a.get("outcome"))}]})
+        d["nodes"].append(
+            {
+                "id": "orphan",
+                "question": "どこからも来ない質問",
+                "answers": [
+                    {
+                        "id": "x",
+                        "label": "x",
+                        "outcome": d["nodes"][0]["answers"][0].get("outcome")
+                        or next(a["outcome"] for n in d["nodes"] for a in n["answers"] if a.get("outcome")),
+                    }
+                ],
+            }
+        )
+
     _edit(broken_infractions / "ijinden" / "wizard.yaml", change)
     assert "ijinden/wizard.yaml: nodes[orphan]: unreachable from start" in _check(runner, broken_infractions)
 
@@ -84,8 +107,11 @@ def test_check_names_an_unreachable_node(runner, broken_infractions):
 def test_check_names_an_unknown_level(runner, broken_infractions):
     def change(d):
         d["infractions"][0]["penalty"] = "yellow-card"
+
     _edit(broken_infractions / "ijinden" / "policy.yaml", change)
-    assert "ijinden/policy.yaml: infractions[0].penalty: unknown level 'yellow-card'" in _check(runner, broken_infractions)
+    assert "ijinden/policy.yaml: infractions[0].penalty: unknown level 'yellow-card'" in _check(
+        runner, broken_infractions
+    )
 
 
 def test_check_names_a_cycle(runner, broken_infractions):
@@ -93,6 +119,7 @@ def test_check_names_a_cycle(runner, broken_infractions):
         start = d["start"]
         node = next(n for n in d["nodes"] if n["id"] != start)
         node["answers"][0] = {"id": node["answers"][0]["id"], "label": "戻る", "next": start}
+
     _edit(broken_infractions / "ijinden" / "wizard.yaml", change)
     assert "cycle" in _check(runner, broken_infractions)
 
@@ -100,6 +127,7 @@ def test_check_names_a_cycle(runner, broken_infractions):
 def test_check_names_a_dead_end_node(runner, broken_infractions):
     def change(d):
         d["nodes"][0]["answers"] = []
+
     _edit(broken_infractions / "dm-senshu" / "wizard.yaml", change)
     assert "dm-senshu/wizard.yaml: nodes[0].answers:" in _check(runner, broken_infractions)
 
@@ -108,6 +136,7 @@ def test_check_names_unknown_keys_and_duplicates(runner, broken_infractions):
     def change(d):
         d["infractions"][0]["severity"] = "high"
         d["infractions"].append(dict(d["infractions"][1]))
+
     _edit(broken_infractions / "tcg-taikai" / "policy.yaml", change)
     out = _check(runner, broken_infractions)
     assert "tcg-taikai/policy.yaml: infractions[0].severity: Extra inputs are not permitted" in out
@@ -116,6 +145,7 @@ def test_check_names_unknown_keys_and_duplicates(runner, broken_infractions):
 def test_check_names_a_duplicate_id(runner, broken_infractions):
     def change(d):
         d["infractions"].append(dict(d["infractions"][1]))
+
     _edit(broken_infractions / "tcg-taikai" / "policy.yaml", change)
     assert "duplicate id" in _check(runner, broken_infractions)
 
@@ -123,10 +153,18 @@ def test_check_names_a_duplicate_id(runner, broken_infractions):
 def test_the_app_refuses_to_start_on_broken_data(broken_infractions, tmp_path):
     def change(d):
         d["infractions"][0]["penalty"] = "yellow-card"
+
     _edit(broken_infractions / "lycee" / "policy.yaml", change)
     with pytest.raises(PolicyError):
-        create_app({"TESTING": True, "SECRET_KEY": "t", "INFRACTIONS_DIR": str(broken_infractions),
-                    "INDEX_DIR": str(tmp_path / "ix"), "SITUATION_INDEX_DIR": str(tmp_path / "six")})
+        create_app(
+            {
+                "TESTING": True,
+                "SECRET_KEY": "t",
+                "INFRACTIONS_DIR": str(broken_infractions),
+                "INDEX_DIR": str(tmp_path / "ix"),
+                "SITUATION_INDEX_DIR": str(tmp_path / "six"),
+            }
+        )
 
 
 # --- structure of every game's data ----------------------------------------------------------------------
@@ -142,7 +180,9 @@ def test_every_game_has_a_policy(policies):
 
 @pytest.mark.parametrize("game", GAMES)
 def test_every_outcome_is_reachable_in_three_answers(policies, game):
-    assert policies.games[game].depth <= 3, "four taps from home: one to the game's wizard, at most three answers"
+    assert policies.games[game].depth <= 3, (
+        "four taps from home: one to the game's wizard, at most three answers"
+    )
 
 
 @pytest.mark.parametrize("game", ["tcg-taikai", "dm-senshu"])
@@ -237,8 +277,10 @@ def test_situation_lookup_quality(client, table):
         if any(_matches(r, case) for r in results):
             top3 += 1
         else:
-            misses.append(f"{case['game']} {case['q']!r}: want {case['penalty']} @ {case['section']}, got "
-                          f"{[(r['id'], r['penalty']) for r in results]}")
+            misses.append(
+                f"{case['game']} {case['q']!r}: want {case['penalty']} @ {case['section']}, got "
+                f"{[(r['id'], r['penalty']) for r in results]}"
+            )
     n = len(cases)
     print(f"\n{table}: first {first}/{n} = {first / n:.1%}, top 3 {top3}/{n} = {top3 / n:.1%}")
     for m in misses:

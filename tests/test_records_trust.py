@@ -12,7 +12,8 @@ import re
 import threading
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from .test_events import EVENT, Api, add_player, add_staff, make_event, record
 

@@ -69,11 +69,27 @@ def test_loose_spellings_find_the_section(library):
     assert first / n >= 0.90, f"first-hit {first}/{n}"
 
 
-@pytest.mark.parametrize("written, key", [
-    ("6b-iii", "6.b.3"), ("6biii", "6.b.3"), ("６Ｂ－ⅲ", "6.b.3"), ("6.b.3", "6.b.3"), ("6-b-iii", "6.b.3"),
-    ("第十章", "10"), ("第１０章", "10"), ("10章", "10"), ("ch10", "10"), ("第 ９ 章", "9"),
-    ("7-1", "7.1"), ("第7章Ⅰ", "7.1"), ("9章2節", "9.2"), ("三百一", "301"), ("三〇一", "301"), ("①", "1"),
-])
+@pytest.mark.parametrize(
+    "written, key",
+    [
+        ("6b-iii", "6.b.3"),
+        ("6biii", "6.b.3"),
+        ("６Ｂ－ⅲ", "6.b.3"),
+        ("6.b.3", "6.b.3"),
+        ("6-b-iii", "6.b.3"),
+        ("第十章", "10"),
+        ("第１０章", "10"),
+        ("10章", "10"),
+        ("ch10", "10"),
+        ("第 ９ 章", "9"),
+        ("7-1", "7.1"),
+        ("第7章Ⅰ", "7.1"),
+        ("9章2節", "9.2"),
+        ("三百一", "301"),
+        ("三〇一", "301"),
+        ("①", "1"),
+    ],
+)
 def test_every_writing_of_a_section_number_gives_its_key(written, key):
     assert key in section_number_keys(written)
 
@@ -91,16 +107,20 @@ def test_nothing_found_stays_nothing(library):
 
 # Issue 10's done-when bar on the reporting half (top 5 ≥95%, first ≥85%) is not met yet: its first hit is
 # marked as expected to fail (the figure is printed either way); the floors below it must hold.
-REPORT_BAR = pytest.mark.xfail(reason="issue 10: first hit on the reporting half is under 85% (84.6%)",
-                               strict=False)
+REPORT_BAR = pytest.mark.xfail(
+    reason="issue 10: first hit on the reporting half is under 85% (84.6%)", strict=False
+)
 
 
-@pytest.mark.parametrize("table, bars", [
-    ("search_unseen_tune.yaml", (0.95, 0.85)),
-    ("search_unseen_tune2.yaml", (0.95, 0.85)),
-    ("search_unseen_report.yaml", (0.95, 0.80)),
-    pytest.param("search_unseen_report.yaml", (0.95, 0.85), marks=REPORT_BAR, id="report-done-when"),
-])
+@pytest.mark.parametrize(
+    "table, bars",
+    [
+        ("search_unseen_tune.yaml", (0.95, 0.85)),
+        ("search_unseen_tune2.yaml", (0.95, 0.85)),
+        ("search_unseen_report.yaml", (0.95, 0.80)),
+        pytest.param("search_unseen_report.yaml", (0.95, 0.85), marks=REPORT_BAR, id="report-done-when"),
+    ],
+)
 def test_search_quality_on_unseen_queries(library, table, bars):
     """Figures only: a miss on the reporting half is never printed (nobody tunes on it)."""
     if not (CASES_DIR / table).exists():

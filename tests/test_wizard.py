@@ -95,14 +95,17 @@ def test_home_reaches_every_wizard_in_one_tap(client, library):
 
 
 def test_situation_lookup_on_the_first_page(client):
-    html = client.get("/wizard/ijinden", query_string={"q": "カードを多く引いてしまった"}).get_data(as_text=True)
-    assert "ol class=\"results\"" in html and "注意" in html
+    html = client.get("/wizard/ijinden", query_string={"q": "カードを多く引いてしまった"}).get_data(
+        as_text=True
+    )
+    assert 'ol class="results"' in html and "注意" in html
 
 
 def test_outcome_preview_uses_the_standing_engine(client):
     w = CASES["warning_outcome"]
-    html = client.get(f"/wizard/{w['game']}/{w['infraction']}",
-                      query_string={f"prior.{w['level']}": "1"}).get_data(as_text=True)
+    html = client.get(
+        f"/wizard/{w['game']}/{w['infraction']}", query_string={f"prior.{w['level']}": "1"}
+    ).get_data(as_text=True)
     assert "格上げできます" in html and "自動ではありません" in html
 
 
@@ -139,15 +142,21 @@ def test_training_run_scores_and_lists_the_missed(client, library):
     answers = []
     for i in range(len(run)):
         answers.append("none")
-        html = client.get("/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers)}).get_data(as_text=True)
+        html = client.get(
+            "/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers)}
+        ).get_data(as_text=True)
         assert "正解" in html
-    html = client.get("/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers), "next": 1}).get_data(as_text=True)
+    html = client.get(
+        "/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers), "next": 1}
+    ).get_data(as_text=True)
     want = CASES["training"]["lycee"]
     right = sum(1 for r in run if want[r] == "none")
     assert f"{len(run)} 問中 {right} 問正解" in html
     # The table's answers score every question right.
     answers = [want[r] for r in run]
-    html = client.get("/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers), "next": 1}).get_data(as_text=True)
+    html = client.get(
+        "/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers), "next": 1}
+    ).get_data(as_text=True)
     assert f"{len(run)} 問中 {len(run)} 問正解" in html
 
 
@@ -161,7 +170,9 @@ def test_training_rejects_a_tampered_url(client):
 
 
 def test_api_infractions_contract(client):
-    data = client.get("/api/infractions", query_string={"game": "ijinden", "q": "対戦相手と勝敗を相談していた"}).get_json()
+    data = client.get(
+        "/api/infractions", query_string={"game": "ijinden", "q": "対戦相手と勝敗を相談していた"}
+    ).get_json()
     assert data["results"]
     r = data["results"][0]
     for key in ("id", "name", "penalty", "discretion", "remedy", "citations", "url"):
@@ -181,26 +192,35 @@ def test_api_games_names_each_policy(client):
         assert g["policy"]
 
 
-@pytest.mark.parametrize("params,status,code", [
-    ({"game": "mtg", "q": "遅刻"}, 404, "unknown_game"),
-    ({"q": "遅刻", "limit": "0"}, 400, "bad_limit"),
-    ({"q": "遅刻", "limit": "x"}, 400, "bad_limit"),
-])
+@pytest.mark.parametrize(
+    "params,status,code",
+    [
+        ({"game": "mtg", "q": "遅刻"}, 404, "unknown_game"),
+        ({"q": "遅刻", "limit": "0"}, 400, "bad_limit"),
+        ({"q": "遅刻", "limit": "x"}, 400, "bad_limit"),
+    ],
+)
 def test_api_infractions_bad_input(client, params, status, code):
     resp = client.get("/api/infractions", query_string=params)
     assert resp.status_code == status and resp.get_json()["error"]["code"] == code
 
 
-@pytest.mark.parametrize("body,code", [
-    (None, "bad_json"),
-    ({"penalties": "注意"}, "bad_json"),
-    ({"penalties": [1, 2]}, "bad_penalty"),
-    ({"penalties": ["イエローカード"]}, "unknown_penalty"),
-    ({"penalties": ["注意"] * 201}, "too_many"),
-])
+@pytest.mark.parametrize(
+    "body,code",
+    [
+        (None, "bad_json"),
+        ({"penalties": "注意"}, "bad_json"),
+        ({"penalties": [1, 2]}, "bad_penalty"),
+        ({"penalties": ["イエローカード"]}, "unknown_penalty"),
+        ({"penalties": ["注意"] * 201}, "too_many"),
+    ],
+)
 def test_api_standing_bad_input(client, body, code):
-    resp = client.post("/api/policies/lycee/standing", json=body) if body is not None else \
-        client.post("/api/policies/lycee/standing", data=b"\xff\xfe", content_type="application/json")
+    resp = (
+        client.post("/api/policies/lycee/standing", json=body)
+        if body is not None
+        else client.post("/api/policies/lycee/standing", data=b"\xff\xfe", content_type="application/json")
+    )
     assert resp.status_code == 400
     err = resp.get_json()["error"]
     assert err["code"] == code and err["message"]

@@ -22,18 +22,42 @@ def test_merges_and_equal_keys_in_different_mappings_are_fine():
 
 # (file in a copy of the data, the line to duplicate, what `judgeapp check` prints)
 CASES = [
-    ("rules_corpus", "lycee/_game.yaml", "documents: [guideline]",
-     "rules_corpus/lycee/_game.yaml: duplicate key 'documents'"),
-    ("rules_corpus", "ijinden/floor-rules.md", "publisher: 大創出版株式会社",
-     "rules_corpus/ijinden/floor-rules.md: front matter: duplicate key 'publisher'"),
-    ("infractions", "lycee/wizard.yaml", "start: start",
-     "lycee/wizard.yaml: duplicate key 'start' on line 2"),
-    ("infractions", "ijinden/training.yaml", "scenarios:",
-     "ijinden/training.yaml: duplicate key 'scenarios'"),
-    ("infractions", "lycee/deck.yaml", "format: 公認大会（２本先取でスペアカードを使う場合を含む）",
-     "lycee/deck.yaml: duplicate key 'format'"),
-    ("infractions", "dm-senshu/policy.yaml", "ladder: false",
-     "dm-senshu/policy.yaml: duplicate key 'ladder'"),
+    (
+        "rules_corpus",
+        "lycee/_game.yaml",
+        "documents: [guideline]",
+        "rules_corpus/lycee/_game.yaml: duplicate key 'documents'",
+    ),
+    (
+        "rules_corpus",
+        "ijinden/floor-rules.md",
+        "publisher: 大創出版株式会社",
+        "rules_corpus/ijinden/floor-rules.md: front matter: duplicate key 'publisher'",
+    ),
+    (
+        "infractions",
+        "lycee/wizard.yaml",
+        "start: start",
+        "lycee/wizard.yaml: duplicate key 'start' on line 2",
+    ),
+    (
+        "infractions",
+        "ijinden/training.yaml",
+        "scenarios:",
+        "ijinden/training.yaml: duplicate key 'scenarios'",
+    ),
+    (
+        "infractions",
+        "lycee/deck.yaml",
+        "format: 公認大会（２本先取でスペアカードを使う場合を含む）",
+        "lycee/deck.yaml: duplicate key 'format'",
+    ),
+    (
+        "infractions",
+        "dm-senshu/policy.yaml",
+        "ladder: false",
+        "dm-senshu/policy.yaml: duplicate key 'ladder'",
+    ),
 ]
 
 
@@ -48,8 +72,9 @@ def test_check_refuses_a_duplicate_key(runner, broken_corpus, broken_infractions
     else:
         text = text.replace(f"{line}\n", f"{line}\n{line}\n", 1)
     path.write_text(text, encoding="utf-8")
-    result = runner.invoke(cli, ["check", "--corpus", str(broken_corpus),
-                                 "--infractions", str(broken_infractions)])
+    result = runner.invoke(
+        cli, ["check", "--corpus", str(broken_corpus), "--infractions", str(broken_infractions)]
+    )
     assert result.exit_code == 1
     assert expected in result.output, result.output
 
@@ -62,4 +87,3 @@ def test_a_duplicate_key_in_the_synonyms_stops_the_library(broken_corpus, tmp_pa
     line = text.splitlines().index("  means: [電子機器]") + 2  # the doubled key, below the first
     with pytest.raises(DuplicateKeyError, match=f"synonyms.yaml: duplicate key 'means' on line {line}"):
         open_library(broken_corpus, tmp_path / "ix", path)
-

@@ -7,8 +7,9 @@ from __future__ import annotations
 from flask import request
 
 from ..errors import JudgeappError
-from ..events import forms, records, serialize, staff as staff_mod
+from ..events import forms, records, serialize
 from ..events import players as players_mod
+from ..events import staff as staff_mod
 from ..events.audit import audit_log
 from ..events.auth import api_staff, client_address, current_db
 from ..events.parsing import parse_id

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from flask import jsonify, request, url_for
 
-from ..decks import check as check_deck, report_json
+from ..decks import check as check_deck
+from ..decks import report_json
 from ..errors import JudgeappError
 from ..library import current_library
 from ..lookup import match_json
@@ -31,8 +32,9 @@ def _game_arg(required: bool = False) -> str | None:
     if game is None and required:
         raise JudgeappError("game を指定してください（/api/games の id）。", 400, "missing_game")
     if game is not None and game not in current_library().corpus.games:
-        raise JudgeappError(f"ゲーム「{game[:40]}」はありません。/api/games の id を指定してください。",
-                            404, "unknown_game")
+        raise JudgeappError(
+            f"ゲーム「{game[:40]}」はありません。/api/games の id を指定してください。", 404, "unknown_game"
+        )
     return game
 
 
@@ -40,8 +42,11 @@ def _policy(game: str) -> Policy:
     lib = current_library()
     policy = lib.policies.get(game) if lib.policies else None
     if policy is None:
-        raise JudgeappError(f"ゲーム「{game[:40]}」の違反規定はありません。/api/games の id を指定してください。",
-                            404, "unknown_game")
+        raise JudgeappError(
+            f"ゲーム「{game[:40]}」の違反規定はありません。/api/games の id を指定してください。",
+            404,
+            "unknown_game",
+        )
     return policy
 
 
@@ -59,8 +64,11 @@ def infraction_json(policy: Policy, inf, score: float | None = None) -> dict:
         "head_judge": inf.head_judge,
         "procedure": inf.procedure,
         "remedy": inf.remedy,
-        "also": inf.also + [f"{policy.consequences[c].label}：{policy.consequences[c].description}"
-                            for c in inf.also_consequences],
+        "also": inf.also
+        + [
+            f"{policy.consequences[c].label}：{policy.consequences[c].description}"
+            for c in inf.also_consequences
+        ],
         "citations": [c.section for c in inf.citations],
         "quotes": [{"section": c.section, "quote": c.quote} for c in inf.citations],
         "url": url_for("wizard.outcome", game=policy.game, infraction_id=inf.id),
@@ -75,19 +83,26 @@ def games():
     """Every game with its documents."""
     corpus = current_library().corpus
     policies = current_library().policies
-    return jsonify([
-        {
-            "id": g.id,
-            "name": g.name,
-            "documents": [
-                {"id": d.id, "title": d.title, "url": d.url, "status": d.meta.status,
-                 "defects": d.meta.defects}
-                for d in g.documents
-            ],
-            "policy": policies.games[g.id].name if policies and g.id in policies.games else None,
-        }
-        for g in corpus.games.values()
-    ])
+    return jsonify(
+        [
+            {
+                "id": g.id,
+                "name": g.name,
+                "documents": [
+                    {
+                        "id": d.id,
+                        "title": d.title,
+                        "url": d.url,
+                        "status": d.meta.status,
+                        "defects": d.meta.defects,
+                    }
+                    for d in g.documents
+                ],
+                "policy": policies.games[g.id].name if policies and g.id in policies.games else None,
+            }
+            for g in corpus.games.values()
+        ]
+    )
 
 
 @bp.get("/search")
@@ -98,15 +113,25 @@ def search():
     game = _game_arg()
     limit = _limit()
     results = lib.index.search(q, game=game, limit=limit) if q.strip() else None
-    return jsonify({
-        "query": results.query if results else q.strip(),
-        "total": results.total if results else 0,
-        "results": [
-            {"id": h.id, "game": h.game, "doc": h.doc, "title": h.title, "doc_title": h.doc_title,
-             "url": h.url, "snippet": h.snippet, "score": h.score}
-            for h in (results.hits if results else [])
-        ],
-    })
+    return jsonify(
+        {
+            "query": results.query if results else q.strip(),
+            "total": results.total if results else 0,
+            "results": [
+                {
+                    "id": h.id,
+                    "game": h.game,
+                    "doc": h.doc,
+                    "title": h.title,
+                    "doc_title": h.doc_title,
+                    "url": h.url,
+                    "snippet": h.snippet,
+                    "score": h.score,
+                }
+                for h in (results.hits if results else [])
+            ],
+        }
+    )
 
 
 @bp.get("/sections/<path:section_id>")
@@ -116,10 +141,18 @@ def section(section_id: str):
     sec = corpus.section(section_id)
     if sec is None:
         raise JudgeappError(f"セクション「{section_id[:80]}」はありません。", 404, "unknown_section")
-    return jsonify({
-        "id": sec.id, "game": sec.game, "doc": sec.doc, "title": sec.title, "url": sec.url,
-        "text": sec.text, "parent": sec.parent, "children": sec.children,
-    })
+    return jsonify(
+        {
+            "id": sec.id,
+            "game": sec.game,
+            "doc": sec.doc,
+            "title": sec.title,
+            "url": sec.url,
+            "text": sec.text,
+            "parent": sec.parent,
+            "children": sec.children,
+        }
+    )
 
 
 @bp.get("/infractions")
@@ -139,7 +172,9 @@ def infractions():
             body.update(none=True, message=found.message)
         return jsonify(body)
     games = [game] if game else list(lib.policies.games)
-    out = [infraction_json(p, inf) for g in games if (p := lib.policies.get(g)) for inf in p.infractions.values()]
+    out = [
+        infraction_json(p, inf) for g in games if (p := lib.policies.get(g)) for inf in p.infractions.values()
+    ]
     return jsonify({"query": "", "total": len(out), "results": out})
 
 
@@ -148,7 +183,9 @@ def infraction(game: str, infraction_id: str):
     policy = _policy(game)
     inf = policy.infractions.get(infraction_id)
     if inf is None:
-        raise JudgeappError(f"違反「{infraction_id[:60]}」は{policy.name}にありません。", 404, "unknown_infraction")
+        raise JudgeappError(
+            f"違反「{infraction_id[:60]}」は{policy.name}にありません。", 404, "unknown_infraction"
+        )
     return jsonify(infraction_json(policy, inf))
 
 
@@ -156,20 +193,56 @@ def infraction(game: str, infraction_id: str):
 def policy(game: str):
     """A game's levels, consequences and accumulation rules, as its text has them."""
     p = _policy(game)
-    return jsonify({
-        "game": p.game, "name": p.name, "ladder": p.file.ladder, "summary": p.file.summary, "gaps": p.file.gaps,
-        "levels": [{"id": lv.id, "label": lv.label, "mark": lv.mark, "description": lv.description,
-                    "removes": lv.removes, "ends_game": lv.ends_game, "restricted_to": lv.restricted_to,
-                    "grant": lv.grant, "citations": [c.section for c in lv.citations]}
-                   for lv in p.levels.values()],
-        "consequences": [{"id": c.id, "label": c.label, "description": c.description, "removes": c.removes,
-                          "result": c.result, "may": c.may, "citations": [x.section for x in c.citations]}
-                         for c in p.consequences.values()],
-        "rules": [{"id": r.id, "kind": r.kind, "level": r.level, "count": r.count, "to": r.to,
-                   "to_any": r.to_any, "automatic": r.automatic, "text": r.text,
-                   "citations": [c.section for c in r.citations]} for r in p.file.rules],
-        "infractions": len(p.infractions),
-    })
+    return jsonify(
+        {
+            "game": p.game,
+            "name": p.name,
+            "ladder": p.file.ladder,
+            "summary": p.file.summary,
+            "gaps": p.file.gaps,
+            "levels": [
+                {
+                    "id": lv.id,
+                    "label": lv.label,
+                    "mark": lv.mark,
+                    "description": lv.description,
+                    "removes": lv.removes,
+                    "ends_game": lv.ends_game,
+                    "restricted_to": lv.restricted_to,
+                    "grant": lv.grant,
+                    "citations": [c.section for c in lv.citations],
+                }
+                for lv in p.levels.values()
+            ],
+            "consequences": [
+                {
+                    "id": c.id,
+                    "label": c.label,
+                    "description": c.description,
+                    "removes": c.removes,
+                    "result": c.result,
+                    "may": c.may,
+                    "citations": [x.section for x in c.citations],
+                }
+                for c in p.consequences.values()
+            ],
+            "rules": [
+                {
+                    "id": r.id,
+                    "kind": r.kind,
+                    "level": r.level,
+                    "count": r.count,
+                    "to": r.to,
+                    "to_any": r.to_any,
+                    "automatic": r.automatic,
+                    "text": r.text,
+                    "citations": [c.section for c in r.citations],
+                }
+                for r in p.file.rules
+            ],
+            "infractions": len(p.infractions),
+        }
+    )
 
 
 @bp.post("/policies/<game>/standing")
@@ -183,7 +256,9 @@ def policy_standing(game: str):
     if len(penalties) > MAX_PENALTIES:
         raise JudgeappError(f"penalties は {MAX_PENALTIES} 件までです。", 400, "too_many")
     if not all(isinstance(x, str) for x in penalties):
-        raise JudgeappError("penalties の各要素はペナルティの名前（文字列）で指定してください。", 400, "bad_penalty")
+        raise JudgeappError(
+            "penalties の各要素はペナルティの名前（文字列）で指定してください。", 400, "bad_penalty"
+        )
     result = standing(p, penalties)  # a StandingError answers 400 unknown_penalty by itself
     return jsonify(standing_json(result))
 
@@ -193,12 +268,24 @@ def deck_check():
     """A deck list (one `count name` a line; `# 超次元` starts a zone) against the game's construction rules."""
     lib = current_library()
     data = request.get_json(silent=True)
-    if not isinstance(data, dict) or not isinstance(data.get("game"), str) or not isinstance(data.get("deck"), str):
-        raise JudgeappError('JSON で {"game": "dm-senshu", "deck": "4 カード名\\n..."} の形で送ってください。', 400,
-                            "bad_json")
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("game"), str)
+        or not isinstance(data.get("deck"), str)
+    ):
+        raise JudgeappError(
+            'JSON で {"game": "dm-senshu", "deck": "4 カード名\\n..."} の形で送ってください。',
+            400,
+            "bad_json",
+        )
     rules = lib.decks.get(data["game"])
     if rules is None:
-        raise JudgeappError(f"ゲーム「{data['game'][:40]}」のデッキの規定はありません。/api/games の id を指定してください。",
-                            404, "unknown_game")
+        raise JudgeappError(
+            f"ゲーム「{data['game'][:40]}」のデッキの規定はありません。/api/games の id を指定してください。",
+            404,
+            "unknown_game",
+        )
     report = check_deck(rules, data["deck"])  # a DeckError answers 400 bad_deck by itself
-    return jsonify(report_json(report, lambda iid: url_for("wizard.outcome", game=rules.game, infraction_id=iid)))
+    return jsonify(
+        report_json(report, lambda iid: url_for("wizard.outcome", game=rules.game, infraction_id=iid))
+    )

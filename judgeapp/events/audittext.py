@@ -51,7 +51,13 @@ def sentence(action: str, target: str, detail: Mapping, actor: str | None, names
     if action == "event.update":
         before, after = d.get("before") or {}, d.get("after") or {}
         changed = [k for k in after if before.get(k) != after.get(k) and k not in ("url", "level_label")]
-        labels = {"name": "大会名", "date": "開催日", "level": "レベル", "tier": "階層レベル", "rounds": "ラウンド数"}
+        labels = {
+            "name": "大会名",
+            "date": "開催日",
+            "level": "レベル",
+            "tier": "階層レベル",
+            "rounds": "ラウンド数",
+        }
         parts = [f"{labels.get(k, k)}を {before.get(k)} から {after.get(k)} に" for k in changed]
         return f"{who}が大会の設定を変更しました：{'、'.join(parts) or '変更なし'}。"
     if action == "event.round":
@@ -85,11 +91,15 @@ def sentence(action: str, target: str, detail: Mapping, actor: str | None, names
         inf_name = d.get("infraction_name") or d.get("infraction")
         inf = f"違反「{inf_name}」で" if inf_name else ""
         removed = "。この記録で選手は以後の対戦に出られなくなりました" if d.get("removed_now") else ""
-        return (f"{who}が{names.player(d.get('player'))}に{inf}【{d.get('level', '')}】を記録しました"
-                f"（第 {d.get('round', '?')} ラウンド、記録 #{tid}）{removed}。")
+        return (
+            f"{who}が{names.player(d.get('player'))}に{inf}【{d.get('level', '')}】を記録しました"
+            f"（第 {d.get('round', '?')} ラウンド、記録 #{tid}）{removed}。"
+        )
     if action == "ruling.record":
-        return (f"{who}が{names.player(d.get('player'))}にヘッドジャッジの判断（規定にない）として"
-                f"「{d.get('ruling', '')}」を記録しました（第 {d.get('round', '?')} ラウンド、記録 #{tid}）。")
+        return (
+            f"{who}が{names.player(d.get('player'))}にヘッドジャッジの判断（規定にない）として"
+            f"「{d.get('ruling', '')}」を記録しました（第 {d.get('round', '?')} ラウンド、記録 #{tid}）。"
+        )
     if action == "penalty.void":
         return f"{who}が記録 #{tid} を無効にしました。{_reason(d.get('reason'))}"
     if action == "appeal.file":

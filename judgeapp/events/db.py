@@ -32,8 +32,9 @@ RETRYABLE_CONSTRAINTS = ("penalty_player_seq_unique", "penalties.player_id, pena
 
 def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=20,
-                               max_overflow=20)
+        engine = create_engine(
+            url, connect_args={"timeout": 30, "check_same_thread": False}, pool_size=20, max_overflow=20
+        )
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):

@@ -9,7 +9,6 @@ decides a standing on its own.
 from __future__ import annotations
 
 import csv
-import io
 import unicodedata
 from dataclasses import dataclass
 
@@ -45,20 +44,36 @@ class NoticeView:
     def sentence(self) -> str:
         n = self.notice
         who = f"{n.player.number} {n.player.name}"
-        cause = {"penalty.record": "記録", "ruling.record": "記録", "penalty.void": "記録の無効",
-                 "appeal.decide": "上告の裁定"}.get(n.cause, n.cause)
-        what = ("以後の対戦に出られなくなりました" if n.change == "removed"  # each game's own word is on the player page
-                else "以後の対戦に出られる状態に戻りました")
+        cause = {
+            "penalty.record": "記録",
+            "ruling.record": "記録",
+            "penalty.void": "記録の無効",
+            "appeal.decide": "上告の裁定",
+        }.get(n.cause, n.cause)
+        what = (
+            "以後の対戦に出られなくなりました"
+            if n.change == "removed"  # each game's own word is on the player page
+            else "以後の対戦に出られる状態に戻りました"
+        )
         return f"{who}が{cause}（記録 #{n.penalty_id}）で{what}。"
 
 
 def notices(db: Database, event_id: int, limit: int = 50) -> list[NoticeView]:
     """The newest notices first, each with its acknowledgement if any."""
     with db.reader() as s:
-        rows = list(s.scalars(select(Notice).where(Notice.event_id == event_id).order_by(Notice.id.desc())
-                              .limit(limit)))
-        acks = {a.notice_id: a for a in s.scalars(select(NoticeAck).where(
-            NoticeAck.notice_id.in_([n.id for n in rows])))} if rows else {}
+        rows = list(
+            s.scalars(
+                select(Notice).where(Notice.event_id == event_id).order_by(Notice.id.desc()).limit(limit)
+            )
+        )
+        acks = (
+            {
+                a.notice_id: a
+                for a in s.scalars(select(NoticeAck).where(NoticeAck.notice_id.in_([n.id for n in rows])))
+            }
+            if rows
+            else {}
+        )
         return [NoticeView(n, acks.get(n.id)) for n in rows]
 
 
@@ -129,7 +144,9 @@ def parse_roster(text: str) -> list[tuple[str, str, str]]:
         if i == 1 and parts and parts[0].lower() in ("番号", "選手番号", "number", "no", "no.", "id"):
             continue
         if len(parts) < 2 or not parts[0] or not parts[1]:
-            raise JudgeappError(f"{i} 行目「{line[:40]}」: 「番号,名前,卓番号」の形で書いてください。", 400, "bad_list")
+            raise JudgeappError(
+                f"{i} 行目「{line[:40]}」: 「番号,名前,卓番号」の形で書いてください。", 400, "bad_list"
+            )
         table = parts[2] if len(parts) > 2 else ""
         if len(table) > MAX_TABLE:
             raise JudgeappError(f"{i} 行目: 卓番号は {MAX_TABLE} 文字までです。", 400, "too_long")
@@ -160,14 +177,22 @@ def import_roster(db: Database, actor: Staff, rows: list[tuple[str, str, str]], 
         clean.append((num, nm, tb))
 
     def do(s: Session):
-        existing = {p.number: p for p in s.scalars(select(Player).where(
-            Player.event_id == ev.id, Player.number.in_([n for n, _, _ in clean])))}
+        existing = {
+            p.number: p
+            for p in s.scalars(
+                select(Player).where(Player.event_id == ev.id, Player.number.in_([n for n, _, _ in clean]))
+            )
+        }
         added, seated = [], 0
         for num, nm, tb in clean:
             p = existing.get(num)
             if p is not None and p.name != nm:
-                raise JudgeappError(f"選手番号 {num} は「{p.name}」として登録済みです（リストでは「{nm}」）。"
-                                    "番号か名前を確かめてください。", 409, "duplicate_player")
+                raise JudgeappError(
+                    f"選手番号 {num} は「{p.name}」として登録済みです（リストでは「{nm}」）。"
+                    "番号か名前を確かめてください。",
+                    409,
+                    "duplicate_player",
+                )
             if p is None:
                 p = Player(event_id=ev.id, number=num, name=nm)
                 s.add(p)
@@ -181,8 +206,14 @@ def import_roster(db: Database, actor: Staff, rows: list[tuple[str, str, str]], 
                     seat.table_no = tb
                 seated += 1
         if added:
-            audit(s, ev.id, actor, "player.add", f"players:{len(added)}",
-                          players=[{"id": p.id, "number": p.number, "name": p.name} for p in added])
+            audit(
+                s,
+                ev.id,
+                actor,
+                "player.add",
+                f"players:{len(added)}",
+                players=[{"id": p.id, "number": p.number, "name": p.name} for p in added],
+            )
         if seated:
             audit(s, ev.id, actor, "seats.set", f"event:{ev.id}", round=rnd, count=seated)
             announce(s, ev.id, "seats", round=rnd)
@@ -209,12 +240,16 @@ def tables(db: Database, event_id: int, rnd: int | None) -> dict[int, str]:
     if not rnd:
         return {}
     with db.reader() as s:
-        return dict(s.execute(select(Seat.player_id, Seat.table_no).where(Seat.event_id == event_id,
-                                                                           Seat.round == rnd)).all())
+        return dict(
+            s.execute(
+                select(Seat.player_id, Seat.table_no).where(Seat.event_id == event_id, Seat.round == rnd)
+            ).all()
+        )
 
 
-def find(db: Database, event_id: int, q: object, rnd: int | None,
-         limit: int = 50) -> list[tuple[Player, str]]:
+def find(
+    db: Database, event_id: int, q: object, rnd: int | None, limit: int = 50
+) -> list[tuple[Player, str]]:
     """One field for the floor: a table (this round), a player number, or part of a name. Table matches first,
     then the number, then names; each with the player's table this round (or "")."""
     text = unicodedata.normalize("NFKC", str(q or "")).strip()[:80]
@@ -271,10 +306,12 @@ class Desk:
 def desk(db: Database, policy: Policy, event_id: int, views: list | None = None, latest: int = 10) -> Desk:
     """What the head judge's desk shows: appeals waiting, notices, players over the line, latest records."""
     views = views if views is not None else records.event_records(db, event_id)
-    return Desk(appeals=[v for v in views if v.state == "appealed"],
-                over=records.players_over_the_line(db, policy, event_id, views),
-                latest=list(reversed(views[-latest:])), notices=notices(db, event_id))
-
+    return Desk(
+        appeals=[v for v in views if v.state == "appealed"],
+        over=records.players_over_the_line(db, policy, event_id, views),
+        latest=list(reversed(views[-latest:])),
+        notices=notices(db, event_id),
+    )
 
 
 def wizard_path(policy: Policy, answers: dict) -> list[tuple[str, str]]:

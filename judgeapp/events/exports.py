@@ -33,9 +33,28 @@ FORMAT = "judgeapp-event/1"
 OUTCOMES = {"uphold": "維持", "change": "変更", "overturn": "取消"}
 
 CSV_COLUMNS = [
-    "記録ID", "記録日時（日本時間）", "ラウンド", "選手番号", "選手名", "卓番号", "違反", "ペナルティ（記録時）",
-    "規定にない判断", "状態", "現在のペナルティ", "記録後の累積", "記録後に対戦から外れる", "上告", "上告の結果",
-    "裁定後のペナルティ", "裁定理由", "根拠（条項）", "根拠の文書と版", "記録したジャッジ", "事実", "メモ",
+    "記録ID",
+    "記録日時（日本時間）",
+    "ラウンド",
+    "選手番号",
+    "選手名",
+    "卓番号",
+    "違反",
+    "ペナルティ（記録時）",
+    "規定にない判断",
+    "状態",
+    "現在のペナルティ",
+    "記録後の累積",
+    "記録後に対戦から外れる",
+    "上告",
+    "上告の結果",
+    "裁定後のペナルティ",
+    "裁定理由",
+    "根拠（条項）",
+    "根拠の文書と版",
+    "記録したジャッジ",
+    "事実",
+    "メモ",
 ]
 
 
@@ -107,17 +126,37 @@ def export_csv(db: Database, policy: Policy, corpus: Corpus, event: Event) -> by
         inf = policy.infractions.get(iid)
         sec, doc = citation(corpus, p)
         d = v.decision
-        w.writerow([csv_cell(x) for x in [
-            p.id, jst(p.created_at), p.round, p.player.number, p.player.name, r.table,
-            inf.name if inf else (p.infraction or ""), p.level_label,
-            p.ruling or "" if v.outside_text else "", v.state_label,
-            v.level_label if v.counts else ("規定にない判断（累積に数えない）" if v.outside_text else ""),
-            standing_text(r.after), "はい" if r.after.removed else "いいえ",
-            v.appeal.grounds if v.appeal else "",
-            OUTCOMES.get(d.outcome, "") if d else ("裁定待ち" if v.appeal else ""),
-            (d.new_level_label or "") if d else "", d.reason if d else "",
-            sec, doc, p.judge.name, p.facts, p.notes,
-        ]])
+        w.writerow(
+            [
+                csv_cell(x)
+                for x in [
+                    p.id,
+                    jst(p.created_at),
+                    p.round,
+                    p.player.number,
+                    p.player.name,
+                    r.table,
+                    inf.name if inf else (p.infraction or ""),
+                    p.level_label,
+                    p.ruling or "" if v.outside_text else "",
+                    v.state_label,
+                    v.level_label
+                    if v.counts
+                    else ("規定にない判断（累積に数えない）" if v.outside_text else ""),
+                    standing_text(r.after),
+                    "はい" if r.after.removed else "いいえ",
+                    v.appeal.grounds if v.appeal else "",
+                    OUTCOMES.get(d.outcome, "") if d else ("裁定待ち" if v.appeal else ""),
+                    (d.new_level_label or "") if d else "",
+                    d.reason if d else "",
+                    sec,
+                    doc,
+                    p.judge.name,
+                    p.facts,
+                    p.notes,
+                ]
+            ]
+        )
     return ("\ufeff" + buf.getvalue()).encode("utf-8")
 
 
@@ -154,12 +193,22 @@ def export_json(db: Database, policy: Policy, event: Event) -> dict:
         "format": FORMAT,
         "event": {**event_json(event), "current_round": event.current_round},
         "staff": [staff_json(st) for st in staff],
-        "players": [{"id": p.id, "number": p.number, "name": p.name, "tables": seats.get(p.id, {})}
-                    for p in players],
+        "players": [
+            {"id": p.id, "number": p.number, "name": p.name, "tables": seats.get(p.id, {})} for p in players
+        ],
         "records": [_record(v) for v in views],
-        "appeals": [{"id": v.appeal.id, "record": v.penalty.id, "grounds": v.appeal.grounds,
-                     "recorded_by": v.appeal.recorded_by_id, "at": iso(v.appeal.created_at),
-                     "decision": _record(v)["decision"]} for v in views if v.appeal],
+        "appeals": [
+            {
+                "id": v.appeal.id,
+                "record": v.penalty.id,
+                "grounds": v.appeal.grounds,
+                "recorded_by": v.appeal.recorded_by_id,
+                "at": iso(v.appeal.created_at),
+                "decision": _record(v)["decision"],
+            }
+            for v in views
+            if v.appeal
+        ],
         "standings": standings,
     }
 
@@ -186,10 +235,15 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
 
     def do(s: Session) -> Event:
         try:
-            ev = Event(name=clean_text(ev_in.get("name"), "大会名", 120), game=game,
-                       held_on=datetime.fromisoformat(str(ev_in["date"])).date(), level=str(ev_in["level"]),
-                       tier=ev_in.get("tier"), rounds=int(ev_in["rounds"]),
-                       current_round=ev_in.get("current_round"))
+            ev = Event(
+                name=clean_text(ev_in.get("name"), "大会名", 120),
+                game=game,
+                held_on=datetime.fromisoformat(str(ev_in["date"])).date(),
+                level=str(ev_in["level"]),
+                tier=ev_in.get("tier"),
+                rounds=int(ev_in["rounds"]),
+                current_round=ev_in.get("current_round"),
+            )
             s.add(ev)
             s.flush()
             staff_ids, player_ids, record_ids = {}, {}, {}
@@ -199,9 +253,14 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
                     raise ValueError(f"role {str(st.get('role'))[:20]}")
                 code = passcode if st["role"] == "organizer" and first_org else secrets.token_urlsafe(24)
                 first_org = first_org and st["role"] != "organizer"
-                row = Staff(event_id=ev.id, name=str(st["name"]), role=str(st["role"]),
-                            passcode_hash=generate_password_hash(code), grants=list(st.get("grants") or []),
-                            active=bool(st.get("active", True)))
+                row = Staff(
+                    event_id=ev.id,
+                    name=str(st["name"]),
+                    role=str(st["role"]),
+                    passcode_hash=generate_password_hash(code),
+                    grants=list(st.get("grants") or []),
+                    active=bool(st.get("active", True)),
+                )
                 s.add(row)
                 s.flush()
                 staff_ids[st["id"]] = row.id
@@ -214,46 +273,84 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
                     s.add(Seat(event_id=ev.id, player_id=row.id, round=int(rnd), table_no=str(table)))
             for r in sorted(data.get("records") or [], key=lambda r: r["id"]):
                 item = resolve_level(policy, r["level"])
-                p = Penalty(event_id=ev.id, player_id=player_ids[r["player"]["id"]], seq=int(r["seq"]),
-                            round=int(r["round"]), infraction=r.get("infraction"), level=item.id,
-                            level_label=str(r["penalty"]), facts=str(r["facts"]),
-                            notes=str(r.get("notes") or ""),
-                            citations=list(r.get("citations") or []), corpus_version=str(r["corpus_version"]),
-                            answers=dict(r.get("answers") or {}), judge_id=staff_ids[r["judge"]["id"]],
-                            ruling=r.get("ruling"), created_at=_when(r.get("recorded_at")))
+                p = Penalty(
+                    event_id=ev.id,
+                    player_id=player_ids[r["player"]["id"]],
+                    seq=int(r["seq"]),
+                    round=int(r["round"]),
+                    infraction=r.get("infraction"),
+                    level=item.id,
+                    level_label=str(r["penalty"]),
+                    facts=str(r["facts"]),
+                    notes=str(r.get("notes") or ""),
+                    citations=list(r.get("citations") or []),
+                    corpus_version=str(r["corpus_version"]),
+                    answers=dict(r.get("answers") or {}),
+                    judge_id=staff_ids[r["judge"]["id"]],
+                    ruling=r.get("ruling"),
+                    created_at=_when(r.get("recorded_at")),
+                )
                 s.add(p)
                 s.flush()
                 record_ids[r["id"]] = p.id
                 if r.get("void"):
-                    s.add(Void(penalty_id=p.id, reason=str(r["void"]["reason"]),
-                               by_id=staff_ids[r["void"]["by"]],
-                               created_at=_when(r["void"].get("at"))))
+                    s.add(
+                        Void(
+                            penalty_id=p.id,
+                            reason=str(r["void"]["reason"]),
+                            by_id=staff_ids[r["void"]["by"]],
+                            created_at=_when(r["void"].get("at")),
+                        )
+                    )
                 if r.get("appeal"):
-                    a = Appeal(event_id=ev.id, penalty_id=p.id, grounds=str(r["appeal"]["grounds"]),
-                               recorded_by_id=staff_ids[r["appeal"]["recorded_by"]],
-                               created_at=_when(r["appeal"].get("at")))
+                    a = Appeal(
+                        event_id=ev.id,
+                        penalty_id=p.id,
+                        grounds=str(r["appeal"]["grounds"]),
+                        recorded_by_id=staff_ids[r["appeal"]["recorded_by"]],
+                        created_at=_when(r["appeal"].get("at")),
+                    )
                     s.add(a)
                     s.flush()
                     dec = r.get("decision")
                     if dec:
                         new = resolve_level(policy, dec["level"]) if dec.get("level") else None
-                        s.add(Decision(appeal_id=a.id, outcome=str(dec["outcome"]),
-                                       new_level=new.id if new else None, new_level_label=dec.get("penalty"),
-                                       reason=str(dec["reason"]), by_id=staff_ids[dec["by"]],
-                                       created_at=_when(dec.get("at"))))
+                        s.add(
+                            Decision(
+                                appeal_id=a.id,
+                                outcome=str(dec["outcome"]),
+                                new_level=new.id if new else None,
+                                new_level_label=dec.get("penalty"),
+                                reason=str(dec["reason"]),
+                                by_id=staff_ids[dec["by"]],
+                                created_at=_when(dec.get("at")),
+                            )
+                        )
             s.flush()
         except JudgeappError:
             raise
         except (KeyError, TypeError, ValueError) as exc:
-            raise JudgeappError(f"書き出しの形が正しくありません（{type(exc).__name__}: {str(exc)[:60]}）。", 400,
-                                "bad_import") from None
+            raise JudgeappError(
+                f"書き出しの形が正しくありません（{type(exc).__name__}: {str(exc)[:60]}）。",
+                400,
+                "bad_import",
+            ) from None
         organizer = s.scalar(select(Staff).where(Staff.event_id == ev.id, Staff.role == "organizer"))
-        audit(s, ev.id, organizer, "event.import", f"event:{ev.id}", source=ev_in.get("id"),
-                      records=len(record_ids), players=len(player_ids))
+        audit(
+            s,
+            ev.id,
+            organizer,
+            "event.import",
+            f"event:{ev.id}",
+            source=ev_in.get("id"),
+            records=len(record_ids),
+            players=len(player_ids),
+        )
         return ev
 
     try:
         return db.write(do)
     except IntegrityError:
-        raise JudgeappError("書き出しの中身が矛盾しています（重複した番号や名前）。何も登録していません。", 400,
-                            "bad_import") from None
+        raise JudgeappError(
+            "書き出しの中身が矛盾しています（重複した番号や名前）。何も登録していません。", 400, "bad_import"
+        ) from None

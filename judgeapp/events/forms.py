@@ -108,7 +108,9 @@ class RecordIn(Body):
     infraction: Text | None = None
     answers: dict[Text, Text] = Field(default_factory=dict, max_length=20)
     idempotency_key: Text | None = None
-    ruling: Text | None = None  # level head-judge-ruling: what the head judge ruled (a consequence or own words)
+    ruling: Text | None = (
+        None  # level head-judge-ruling: what the head judge ruled (a consequence or own words)
+    )
 
 
 class VoidIn(Body):

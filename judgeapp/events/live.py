@@ -184,16 +184,30 @@ def announce(session: Session, event_id: int, kind: str, **extra) -> None:
         hub_for(current_app).announce(session, event_id, kind, **extra)
 
 
-def note_status(session: Session, event_id: int, actor, player_id: int, before: bool, after: bool, cause: str,
-                penalty_id: int | None):
+def note_status(
+    session: Session,
+    event_id: int,
+    actor,
+    player_id: int,
+    before: bool,
+    after: bool,
+    cause: str,
+    penalty_id: int | None,
+):
     """A notice for the head judge when a change (a record, a void, a decision) removes the player or brings
     them back, written in the same transaction as the change. Returns the notice, or None (no change)."""
     from .models import Notice
 
     if before == after:
         return None
-    n = Notice(event_id=event_id, player_id=player_id, change="removed" if after else "restored", cause=cause,
-               penalty_id=penalty_id, by_id=actor.id)
+    n = Notice(
+        event_id=event_id,
+        player_id=player_id,
+        change="removed" if after else "restored",
+        cause=cause,
+        penalty_id=penalty_id,
+        by_id=actor.id,
+    )
     session.add(n)
     session.flush()
     announce(session, event_id, "notice", notice=n.id)
@@ -208,6 +222,7 @@ def hub_for(app) -> Hub:
     """The app's hub (made once, with the app's database URL)."""
     hub = app.extensions.get("judgeapp.live")
     if hub is None:
-        hub = app.extensions["judgeapp.live"] = Hub(app.config["DATABASE_URL"],
-                                                     int(app.config.get("LIVE_MAX_STREAMS", MAX_STREAMS)))
+        hub = app.extensions["judgeapp.live"] = Hub(
+            app.config["DATABASE_URL"], int(app.config.get("LIVE_MAX_STREAMS", MAX_STREAMS))
+        )
     return hub

@@ -9,15 +9,27 @@ grants, passcode, active flag, session version and API token (each change audite
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import UTC, date, datetime
 
-from sqlalchemy import (JSON, Boolean, CheckConstraint, Date, DateTime, ForeignKey, Index, Integer, String, Text,
-                        UniqueConstraint, true)
+from sqlalchemy import (
+    JSON,
+    Boolean,
+    CheckConstraint,
+    Date,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    UniqueConstraint,
+    true,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 
 def utcnow() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 class Base(DeclarativeBase):
@@ -120,8 +132,10 @@ class Penalty(Base):
 
     judge: Mapped[Staff] = relationship(lazy="joined")
     player: Mapped[Player] = relationship(lazy="joined")
-    __table_args__ = (UniqueConstraint("player_id", "seq", name="penalty_player_seq_unique"),
-                      Index("penalty_idempotency_unique", "judge_id", "idempotency_key", unique=True))
+    __table_args__ = (
+        UniqueConstraint("player_id", "seq", name="penalty_player_seq_unique"),
+        Index("penalty_idempotency_unique", "judge_id", "idempotency_key", unique=True),
+    )
 
 
 class Void(Base):
@@ -169,7 +183,9 @@ class Decision(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     by: Mapped[Staff] = relationship(lazy="joined")
-    __table_args__ = (CheckConstraint("outcome in ('uphold', 'change', 'overturn')", name="decision_outcome"),)
+    __table_args__ = (
+        CheckConstraint("outcome in ('uphold', 'change', 'overturn')", name="decision_outcome"),
+    )
 
 
 class AuditEntry(Base):
@@ -228,8 +244,10 @@ class Seat(Base):
     table_no: Mapped[str] = mapped_column(String(20))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
-    __table_args__ = (UniqueConstraint("player_id", "round", name="seat_player_round_unique"),
-                      Index("seat_event_round_table", "event_id", "round", "table_no"))
+    __table_args__ = (
+        UniqueConstraint("player_id", "round", name="seat_player_round_unique"),
+        Index("seat_event_round_table", "event_id", "round", "table_no"),
+    )
 
 
 class Notice(Base):

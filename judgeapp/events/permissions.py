@@ -107,5 +107,17 @@ def can_void(staff: Staff | None, view) -> bool:
     return can(staff, "void") and view.void is None and view.appeal is None
 
 
-TEMPLATE_HELPERS = {f.__name__: f for f in (can, may_rule, can_record, can_export, can_manage_staff, can_appeal, can_decide,
-                                           can_void, may_give)}
+TEMPLATE_HELPERS = {
+    f.__name__: f
+    for f in (
+        can,
+        may_rule,
+        can_record,
+        can_export,
+        can_manage_staff,
+        can_appeal,
+        can_decide,
+        can_void,
+        may_give,
+    )
+}

@@ -199,7 +199,9 @@ def preview(db: Database, policy: Policy, player: Player, level: object) -> tupl
     """The player's record now, and the standing once this penalty is added (nothing written)."""
     current = player_record(db, policy, player)
     item = resolve_level(policy, level)
-    after = standing(policy, [v.level for v in current.records if v.counts] + ([] if item.id in UNCOUNTED else [item.id]))
+    after = standing(
+        policy, [v.level for v in current.records if v.counts] + ([] if item.id in UNCOUNTED else [item.id])
+    )
     return current, after
 
 
@@ -275,8 +277,17 @@ def parse_record_form(policy: Policy, ev: Event, form: dict) -> dict:
         ruling = clean_text(raw, "ヘッドジャッジの判断の内容", 300)
         known = policy.consequences.get(ruling)
         ruling = known.label if known is not None else ruling
-    return {"round": rnd, "item": item, "facts": facts, "notes": notes, "infraction": infraction_id or None,
-            "citations": citations, "answers": answers, "key": key, "ruling": ruling}
+    return {
+        "round": rnd,
+        "item": item,
+        "facts": facts,
+        "notes": notes,
+        "infraction": infraction_id or None,
+        "citations": citations,
+        "answers": answers,
+        "key": key,
+        "ruling": ruling,
+    }
 
 
 def record_penalty(
@@ -323,10 +334,23 @@ def record_penalty(
                 return NewRecord(view, _record_of(pl, [], standing(policy, levels)), created=False)
         levels = counting_levels(s, pl.id)
         pl.penalty_count = (pl.penalty_count or 0) + 1
-        p = Penalty(event_id=ev.id, player_id=pl.id, seq=pl.penalty_count, round=f["round"],
-                    infraction=f["infraction"], level=item.id, level_label=item.label, facts=f["facts"],
-                    notes=f["notes"], citations=f["citations"], corpus_version=corpus_version, answers=f["answers"],
-                    judge_id=actor.id, idempotency_key=f["key"], ruling=f["ruling"])
+        p = Penalty(
+            event_id=ev.id,
+            player_id=pl.id,
+            seq=pl.penalty_count,
+            round=f["round"],
+            infraction=f["infraction"],
+            level=item.id,
+            level_label=item.label,
+            facts=f["facts"],
+            notes=f["notes"],
+            citations=f["citations"],
+            corpus_version=corpus_version,
+            answers=f["answers"],
+            judge_id=actor.id,
+            idempotency_key=f["key"],
+            ruling=f["ruling"],
+        )
         s.add(p)
         s.flush()
         p.player, p.judge = pl, s.merge(actor, load=False)
@@ -334,9 +358,21 @@ def record_penalty(
         st = standing(policy, levels + ([] if item.id in UNCOUNTED else [item.id]))
         action = "ruling.record" if item is HJ_RULING else "penalty.record"
         inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
-        audit(s, ev.id, actor, action, f"penalty:{p.id}", player=pl.id, level=item.label,
-              round=f["round"], infraction=f["infraction"], infraction_name=inf.name if inf else None,
-              ruling=f["ruling"], removed=st.removed, removed_now=st.removed and not before)
+        audit(
+            s,
+            ev.id,
+            actor,
+            action,
+            f"penalty:{p.id}",
+            player=pl.id,
+            level=item.label,
+            round=f["round"],
+            infraction=f["infraction"],
+            infraction_name=inf.name if inf else None,
+            ruling=f["ruling"],
+            removed=st.removed,
+            removed_now=st.removed and not before,
+        )
         live.note_status(s, ev.id, actor, pl.id, before, st.removed, action, p.id)
         live.announce(s, ev.id, "record", record=p.id)
         return NewRecord(RecordView(penalty=p), _record_of(pl, [], st))
@@ -411,8 +447,16 @@ def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) 
         s.flush()
         audit(s, actor.event_id, actor, "penalty.void", f"penalty:{pid}", reason=why)
         if policy is not None:
-            live.note_status(s, actor.event_id, actor, view.penalty.player_id, before,
-                             _removed(s, policy, view.penalty.player_id), "penalty.void", pid)
+            live.note_status(
+                s,
+                actor.event_id,
+                actor,
+                view.penalty.player_id,
+                before,
+                _removed(s, policy, view.penalty.player_id),
+                "penalty.void",
+                pid,
+            )
         live.announce(s, actor.event_id, "void", record=pid)
         return v
 
@@ -484,16 +528,35 @@ def decide_record(db: Database, policies: Policies, actor: Staff, penalty_id: ob
         if view.void is not None:
             raise ConflictError("この記録は無効になっています。裁定はできません。", code="record_void")
         if view.decision is not None:
-            raise ConflictError("この上告はすでに裁定されています。裁定は最終決定です。", code="already_decided")
+            raise ConflictError(
+                "この上告はすでに裁定されています。裁定は最終決定です。", code="already_decided"
+            )
         policy = policies.games[ev.game]
         before = _removed(s, policy, view.penalty.player_id)
         row = Decision(appeal_id=view.appeal.id, by_id=actor.id, **d)
         s.add(row)
         s.flush()
-        audit(s, actor.event_id, actor, "appeal.decide", f"penalty:{pid}", appeal=view.appeal.id,
-              outcome=d["outcome"], level=d["new_level_label"], reason=d["reason"])
-        live.note_status(s, actor.event_id, actor, view.penalty.player_id, before,
-                         _removed(s, policy, view.penalty.player_id), "appeal.decide", pid)
+        audit(
+            s,
+            actor.event_id,
+            actor,
+            "appeal.decide",
+            f"penalty:{pid}",
+            appeal=view.appeal.id,
+            outcome=d["outcome"],
+            level=d["new_level_label"],
+            reason=d["reason"],
+        )
+        live.note_status(
+            s,
+            actor.event_id,
+            actor,
+            view.penalty.player_id,
+            before,
+            _removed(s, policy, view.penalty.player_id),
+            "appeal.decide",
+            pid,
+        )
         live.announce(s, actor.event_id, "decision", record=pid)
         return row
 

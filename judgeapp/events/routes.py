@@ -7,19 +7,31 @@ from __future__ import annotations
 import json
 import secrets
 
-from flask import (Blueprint, Response, current_app, flash, redirect, render_template, request, session,
-                   stream_with_context, url_for)
+from flask import (
+    Blueprint,
+    Response,
+    current_app,
+    flash,
+    redirect,
+    render_template,
+    request,
+    session,
+    stream_with_context,
+    url_for,
+)
 
 from .. import ROOT
 from ..errors import JudgeappError
 from ..library import current_library
-from . import audit as audit_mod, audittext, desk, exports, players as players_mod, records, serialize
+from . import audit as audit_mod
+from . import audittext, desk, exports, records, serialize
+from . import players as players_mod
 from . import staff as staff_mod
 from .auth import client_address, current_db, current_staff, page_staff, safe_next, sign_in_session
 from .live import hub_for
 from .models import LEVELS, ROLES
-from .permissions import PERMISSIONS, REFUSALS, may_rule
 from .parsing import parse_id
+from .permissions import PERMISSIONS, REFUSALS, may_rule
 
 # The desk's script is a static file (no inline script: the pages' CSP allows scripts from 'self' only).
 bp = Blueprint("events", __name__, static_folder=str(ROOT / "static"), static_url_path="/assets")
@@ -37,15 +49,23 @@ def _form_error(template: str, exc: JudgeappError, **ctx):
 @bp.get("/events")
 def index():
     lib = current_library()
-    return render_template("events/index.html", events=staff_mod.list_events(current_db()),
-                           games=lib.corpus.games, staff=current_staff())
+    return render_template(
+        "events/index.html",
+        events=staff_mod.list_events(current_db()),
+        games=lib.corpus.games,
+        staff=current_staff(),
+    )
 
 
 @bp.route("/events/new", methods=["GET", "POST"])
 def new():
     lib = current_library()
-    ctx = dict(games=lib.corpus.games, policies=lib.policies.games, levels=LEVELS,
-               tiered=[p for p in lib.policies.games.values() if p.file.tiers])
+    ctx = dict(
+        games=lib.corpus.games,
+        policies=lib.policies.games,
+        levels=LEVELS,
+        tiered=[p for p in lib.policies.games.values() if p.file.tiers],
+    )
     if request.method == "GET":
         return render_template("events/new.html", form={}, **ctx)
     try:
@@ -65,8 +85,9 @@ def signin(event_id: int):
     if request.method == "GET":
         return render_template("events/signin.html", event=ev, form={}, next=nxt)
     try:
-        staff = staff_mod.sign_in(db, event_id, request.form.get("name", ""), request.form.get("passcode", ""),
-                                  client_address())
+        staff = staff_mod.sign_in(
+            db, event_id, request.form.get("name", ""), request.form.get("passcode", ""), client_address()
+        )
     except JudgeappError as exc:
         return _form_error("events/signin.html", exc, event=ev, next=nxt)
     sign_in_session(staff)
@@ -114,18 +135,29 @@ def show(event_id: int):
 
     everything = records.event_records(db, event_id)
     level = request.args.get("level") or None
-    shown = records.event_records(db, event_id, player=num("player"), round_=num("round"), judge=num("judge"),
-                                  level=level)
+    shown = records.event_records(
+        db, event_id, player=num("player"), round_=num("round"), judge=num("judge"), level=level
+    )
     who = request.args.get("q", "").strip()
     if who:  # a player by number or name
         ids = {p.id for p in players_mod.find_players(db, event_id, who)}
         shown = [v for v in shown if v.penalty.player_id in ids]
     board = desk.desk(db, policy, event_id, everything)
     return render_template(
-        "events/show.html", event=ev, staff=staff, policy=policy, records=shown, desk=board,
-        appeals=board.appeals, over=board.over,
-        staff_list=staff_mod.list_staff(db, event_id), filters=request.args, levels=LEVELS,
-        tiers=policy.file.tiers, round_roles=PERMISSIONS["round"], ack_roles=PERMISSIONS["acknowledge"],
+        "events/show.html",
+        event=ev,
+        staff=staff,
+        policy=policy,
+        records=shown,
+        desk=board,
+        appeals=board.appeals,
+        over=board.over,
+        staff_list=staff_mod.list_staff(db, event_id),
+        filters=request.args,
+        levels=LEVELS,
+        tiers=policy.file.tiers,
+        round_roles=PERMISSIONS["round"],
+        ack_roles=PERMISSIONS["acknowledge"],
     )
 
 
@@ -137,8 +169,11 @@ def desk_fragment(event_id: int):
     staff = page_staff(event_id)
     ev = staff_mod.get_event(db, event_id)
     board = desk.desk(db, _policy(ev), event_id)
-    resp = Response(render_template("events/_desk.html", event=ev, staff=staff, desk=board,
-                                    ack_roles=PERMISSIONS["acknowledge"]))
+    resp = Response(
+        render_template(
+            "events/_desk.html", event=ev, staff=staff, desk=board, ack_roles=PERMISSIONS["acknowledge"]
+        )
+    )
     resp.headers["Cache-Control"] = "no-store"
     return resp
 
@@ -152,11 +187,15 @@ def desk_stream(event_id: int):
     hub = hub_for(current_app)
     q = hub.subscribe(event_id)
     if q is None:
-        return Response("retry: 5000\n\n", status=503, mimetype="text/event-stream",
-                        headers={"Retry-After": "5"})
+        return Response(
+            "retry: 5000\n\n", status=503, mimetype="text/event-stream", headers={"Retry-After": "5"}
+        )
     seconds = float(current_app.config.get("LIVE_STREAM_SECONDS", 55))
-    return Response(stream_with_context(hub.stream(event_id, q, seconds)), mimetype="text/event-stream",
-                    headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+    return Response(
+        stream_with_context(hub.stream(event_id, q, seconds)),
+        mimetype="text/event-stream",
+        headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+    )
 
 
 @bp.post("/events/<int:event_id>/round")
@@ -187,7 +226,9 @@ def ack(event_id: int, notice_id: int):
 
 def _back(event_id: int) -> str:
     nxt = request.form.get("next", "")
-    return nxt if nxt.startswith("/") and not nxt.startswith("//") else url_for("events.show", event_id=event_id)
+    return (
+        nxt if nxt.startswith("/") and not nxt.startswith("//") else url_for("events.show", event_id=event_id)
+    )
 
 
 # --- players ----------------------------------------------------------------------------------------------
@@ -212,22 +253,35 @@ def players(event_id: int):
             table = request.form.get("table", "").strip()
             if request.form.get("mode") == "list" or request.files.get("file"):
                 upload = request.files.get("file")
-                text = upload.read().decode("utf-8-sig", errors="strict") if upload and upload.filename else \
-                    request.form.get("list", "")
+                text = (
+                    upload.read().decode("utf-8-sig", errors="strict")
+                    if upload and upload.filename
+                    else request.form.get("list", "")
+                )
                 roster = desk.parse_roster(text)
                 if any(t for _, _, t in roster):  # number,name,table: players and this round's tables
                     done = desk.import_roster(db, staff, roster, request.form.get("round"))
-                    flash(f"{done['added']} 人を登録し、第 {done['round']} ラウンドの卓番号を {done['seated']} 人分"
-                          "登録しました。")
+                    flash(
+                        f"{done['added']} 人を登録し、第 {done['round']} ラウンドの卓番号を {done['seated']} 人分"
+                        "登録しました。"
+                    )
                     return redirect(url_for("events.players", event_id=event_id))
                 added = players_mod.import_players(db, staff, [(n, nm) for n, nm, _ in roster])
             elif table:
-                done = desk.import_roster(db, staff, [(request.form.get("number"), request.form.get("name"), table)],
-                                          request.form.get("round"))
-                flash(f"{request.form.get('number')} の第 {done['round']} ラウンドの卓番号を {table} にしました。")
+                done = desk.import_roster(
+                    db,
+                    staff,
+                    [(request.form.get("number"), request.form.get("name"), table)],
+                    request.form.get("round"),
+                )
+                flash(
+                    f"{request.form.get('number')} の第 {done['round']} ラウンドの卓番号を {table} にしました。"
+                )
                 return redirect(url_for("events.players", event_id=event_id))
             else:
-                added = [players_mod.add_player(db, staff, request.form.get("number"), request.form.get("name"))]
+                added = [
+                    players_mod.add_player(db, staff, request.form.get("number"), request.form.get("name"))
+                ]
         except UnicodeDecodeError:
             exc = JudgeappError("CSV は UTF-8 で保存してください。", 400, "bad_encoding")
             return _form_error("events/players.html", exc, players=found, **ctx)
@@ -246,8 +300,15 @@ def player(event_id: int, player_id: int):
     pl = players_mod.get_player(db, event_id, player_id)
     policy = _policy(ev)
     rec = records.player_record(db, policy, pl)
-    return render_template("events/player.html", event=ev, staff=staff, rec=rec, policy=policy,
-                           printable=request.args.get("print") == "1", marks=lambda v: exports.mark_of(policy, v))
+    return render_template(
+        "events/player.html",
+        event=ev,
+        staff=staff,
+        rec=rec,
+        policy=policy,
+        printable=request.args.get("print") == "1",
+        marks=lambda v: exports.mark_of(policy, v),
+    )
 
 
 # --- recording --------------------------------------------------------------------------------------------
@@ -273,22 +334,39 @@ def record(event_id: int):
     if inf and not form.get("facts"):
         form["facts"] = desk.wizard_facts(policy, inf, answers)  # what the judge chose, to edit
     form.setdefault("idempotency_key", secrets.token_urlsafe(16))
-    ctx = dict(event=ev, staff=staff, policy=policy, inf=inf, answers=answers, corpus=lib.corpus,
-               no_penalty=records.NO_PENALTY, hj_ruling=records.HJ_RULING, may_rule=may_rule(staff),
-               ruling_choices=desk.ruling_choices(lib.policies, policy), found=[], players=[], chosen=None,
-               path=desk.wizard_path(policy, answers))
+    ctx = dict(
+        event=ev,
+        staff=staff,
+        policy=policy,
+        inf=inf,
+        answers=answers,
+        corpus=lib.corpus,
+        no_penalty=records.NO_PENALTY,
+        hj_ruling=records.HJ_RULING,
+        may_rule=may_rule(staff),
+        ruling_choices=desk.ruling_choices(lib.policies, policy),
+        found=[],
+        players=[],
+        chosen=None,
+        path=desk.wizard_path(policy, answers),
+    )
     try:
         if not src.get("player"):
             ctx["found"] = desk.find(db, event_id, src.get("q", ""), ev.current_round)
             ctx["players"] = [p for p, _ in ctx["found"]]
-        player_id = src.get("player") or (ctx["players"][0].id if src.get("q") and len(ctx["players"]) == 1
-                                          else None)
+        player_id = src.get("player") or (
+            ctx["players"][0].id if src.get("q") and len(ctx["players"]) == 1 else None
+        )
         if player_id:
             ctx["chosen"] = players_mod.get_player(db, event_id, player_id)
             ctx["table"] = desk.tables(db, event_id, ev.current_round).get(ctx["chosen"].id, "")
     except JudgeappError as exc:
         return _form_error("events/record.html", exc, **ctx)
-    if request.method == "GET" and ctx["chosen"] is not None and all(form.get(k) for k in ("round", "level", "facts")):
+    if (
+        request.method == "GET"
+        and ctx["chosen"] is not None
+        and all(form.get(k) for k in ("round", "level", "facts"))
+    ):
         # Everything is known (a wizard outcome, the round of the desk): show what it comes to, to confirm.
         try:
             records.parse_record_form(policy, ev, {**form, "answers": answers})
@@ -326,10 +404,17 @@ def _detail(event_id: int, record_id: int, staff, error: JudgeappError | None = 
     db = current_db()
     ev = staff_mod.get_event(db, event_id)
     view = records.get_record(db, event_id, record_id)
-    return render_template("events/record_detail.html", event=ev, staff=staff, v=view, policy=_policy(ev),
-                           corpus=current_library().corpus, error=error.message if error else None,
-                           form=request.form if error else {}, **_readable(db, ev, view)), \
-        (error.status if error else 200)
+    return render_template(
+        "events/record_detail.html",
+        event=ev,
+        staff=staff,
+        v=view,
+        policy=_policy(ev),
+        corpus=current_library().corpus,
+        error=error.message if error else None,
+        form=request.form if error else {},
+        **_readable(db, ev, view),
+    ), (error.status if error else 200)
 
 
 @bp.get("/events/<int:event_id>/records/<int:record_id>")
@@ -345,18 +430,24 @@ def _names(db, event_id: int) -> audittext.Names:
 
 def _sentences(db, event_id: int, entries) -> list[tuple]:
     names = _names(db, event_id)
-    return [(e, audittext.sentence(e.action, e.target, e.detail, e.staff.name if e.staff else None, names))
-            for e in entries]
+    return [
+        (e, audittext.sentence(e.action, e.target, e.detail, e.staff.name if e.staff else None, names))
+        for e in entries
+    ]
 
 
 def _readable(db, ev, view) -> dict:
     """A record as a person reads it: its history in sentences, the wizard's questions and answers, and the
     rule version as each cited document's version, with whether the rules changed since."""
     lib = current_library()
-    entries = [e for e in audit_mod.audit_log(db, ev.id, limit=100000) if e.target == f"penalty:{view.penalty.id}"]
-    return dict(history=list(reversed(_sentences(db, ev.id, entries))),
-                path=desk.wizard_path(_policy(ev), view.penalty.answers),
-                same_rules=view.penalty.corpus_version == lib.policies.version)
+    entries = [
+        e for e in audit_mod.audit_log(db, ev.id, limit=100000) if e.target == f"penalty:{view.penalty.id}"
+    ]
+    return dict(
+        history=list(reversed(_sentences(db, ev.id, entries))),
+        path=desk.wizard_path(_policy(ev), view.penalty.answers),
+        same_rules=view.penalty.corpus_version == lib.policies.version,
+    )
 
 
 def _record_action(event_id: int, record_id: int, permission: str, action):
@@ -375,6 +466,7 @@ def void(event_id: int, record_id: int):
     def act(db, st):
         records.void_record(db, st, record_id, request.form.get("reason"))
         return "記録を無効にしました。"
+
     return _record_action(event_id, record_id, "void", act)
 
 
@@ -383,6 +475,7 @@ def appeal(event_id: int, record_id: int):
     def act(db, st):
         records.file_appeal(db, st, record_id, request.form.get("grounds"))
         return "上告を記録しました。ヘッドジャッジが裁定します。"
+
     return _record_action(event_id, record_id, "appeal", act)
 
 
@@ -391,6 +484,7 @@ def decide(event_id: int, record_id: int):
     def act(db, st):
         records.decide_record(db, current_library().policies, st, record_id, request.form)
         return "裁定を記録しました。この裁定は最終決定です。"
+
     return _record_action(event_id, record_id, "decide", act)
 
 
@@ -429,16 +523,24 @@ def staff_page(event_id: int):
                 staff_mod.set_grants(db, staff, target, request.form.getlist("grants"), allowed)
                 flash("権限を変更しました。")
             elif action == "update":
-                staff_mod.set_staff(db, staff, target, {k: v for k, v in request.form.items()
-                                                        if k in ("passcode", "active", "role")})
+                staff_mod.set_staff(
+                    db,
+                    staff,
+                    target,
+                    {k: v for k, v in request.form.items() if k in ("passcode", "active", "role")},
+                )
                 flash("スタッフを変更しました。")
             elif action == "token":
                 token = staff_mod.issue_token(db, staff, target)
             elif action == "join":
                 link, secret = staff_mod.create_join_link(db, staff, request.form.get("role"))
                 url = url_for("events.join", event_id=event_id, secret=secret, _external=True)
-                join = {"url": url, "qr": join_qr_svg(url), "role": ROLES[link.role],
-                        "expires": serialize.jst(link.expires_at, "%H:%M")}
+                join = {
+                    "url": url,
+                    "qr": join_qr_svg(url),
+                    "role": ROLES[link.role],
+                    "expires": serialize.jst(link.expires_at, "%H:%M"),
+                }
             elif action == "event":
                 ev = staff_mod.update_event(db, lib.policies, staff, request.form)
                 flash("大会の設定を変更しました。")
@@ -448,18 +550,33 @@ def staff_page(event_id: int):
             error = exc
         if error is None and token is None and join is None:
             return redirect(url_for("events.staff_page", event_id=event_id))
-    return render_template("events/staff.html", event=ev, staff=staff, staff_list=staff_mod.list_staff(db, event_id),
-                           roles=ROLES, grants=grants, token=token, join=join, join_roles=staff_mod.JOIN_ROLES,
-                           error=error.message if error else None, form=request.form if error else {},
-                           levels=LEVELS, tiers=policy.file.tiers), (error.status if error else 200)
+    return render_template(
+        "events/staff.html",
+        event=ev,
+        staff=staff,
+        staff_list=staff_mod.list_staff(db, event_id),
+        roles=ROLES,
+        grants=grants,
+        token=token,
+        join=join,
+        join_roles=staff_mod.JOIN_ROLES,
+        error=error.message if error else None,
+        form=request.form if error else {},
+        levels=LEVELS,
+        tiers=policy.file.tiers,
+    ), (error.status if error else 200)
 
 
 @bp.get("/events/<int:event_id>/audit")
 def audit(event_id: int):
     db = current_db()
     staff = page_staff(event_id, "export")
-    return render_template("events/audit.html", event=staff_mod.get_event(db, event_id), staff=staff,
-                           entries=_sentences(db, event_id, audit_mod.audit_log(db, event_id)))
+    return render_template(
+        "events/audit.html",
+        event=staff_mod.get_event(db, event_id),
+        staff=staff,
+        entries=_sentences(db, event_id, audit_mod.audit_log(db, event_id)),
+    )
 
 
 @bp.get("/events/<int:event_id>/export.csv")
@@ -469,7 +586,9 @@ def export_csv(event_id: int):
     page_staff(event_id, "export")
     ev = staff_mod.get_event(db, event_id)
     body = exports.export_csv(db, _policy(ev), current_library().corpus, ev)
-    resp = Response(body, headers={"Content-Disposition": f"attachment; filename=event-{event_id}-penalties.csv"})
+    resp = Response(
+        body, headers={"Content-Disposition": f"attachment; filename=event-{event_id}-penalties.csv"}
+    )
     resp.headers["Content-Type"] = "text/csv; charset=utf-8"
     return resp
 
@@ -480,8 +599,10 @@ def export_json(event_id: int):
     page_staff(event_id, "export")
     ev = staff_mod.get_event(db, event_id)
     body = exports.export_json(db, _policy(ev), ev)
-    resp = Response(json.dumps(body, ensure_ascii=False, indent=1),
-                    headers={"Content-Disposition": f"attachment; filename=event-{event_id}.json"})
+    resp = Response(
+        json.dumps(body, ensure_ascii=False, indent=1),
+        headers={"Content-Disposition": f"attachment; filename=event-{event_id}.json"},
+    )
     resp.headers["Content-Type"] = "application/json"
     return resp
 
@@ -493,7 +614,16 @@ def print_event(event_id: int):
     staff = page_staff(event_id, "export")
     ev = staff_mod.get_event(db, event_id)
     policy = _policy(ev)
-    recs = [records.player_record(db, policy, p) for p in players_mod.find_players(db, event_id, "", limit=100000)]
+    recs = [
+        records.player_record(db, policy, p) for p in players_mod.find_players(db, event_id, "", limit=100000)
+    ]
     recs = [r for r in recs if r.records]
-    return render_template("events/print.html", event=ev, staff=staff, policy=policy, recs=recs,
-                           marks=lambda v: exports.mark_of(policy, v), printed_by=staff.name)
+    return render_template(
+        "events/print.html",
+        event=ev,
+        staff=staff,
+        policy=policy,
+        recs=recs,
+        marks=lambda v: exports.mark_of(policy, v),
+        printed_by=staff.name,
+    )

@@ -3,9 +3,7 @@ as a formula (starting with = + - @, a tab or a carriage return) are written wit
 
 from __future__ import annotations
 
-import csv
-import io
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 from .models import LEVELS, Event, Player, Staff
 
@@ -16,7 +14,7 @@ FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 def aware(dt: datetime | None) -> datetime | None:
     """SQLite gives back naive datetimes: they were written in UTC."""
-    return dt.replace(tzinfo=timezone.utc) if dt is not None and dt.tzinfo is None else dt
+    return dt.replace(tzinfo=UTC) if dt is not None and dt.tzinfo is None else dt
 
 
 def iso(dt: datetime | None) -> str | None:

@@ -42,8 +42,12 @@ def home():
     """Which game? And search at once."""
     corpus = current_library().corpus
     policies = current_library().policies
-    return render_template("rules/home.html", games=corpus.games.values(), game=chosen_game(),
-                           policies=policies.games if policies else {})
+    return render_template(
+        "rules/home.html",
+        games=corpus.games.values(),
+        game=chosen_game(),
+        policies=policies.games if policies else {},
+    )
 
 
 @bp.get("/rules/<game_id>")
@@ -69,13 +73,22 @@ def section(game_id: str, doc_id: str, anchor: str):
     corpus = current_library().corpus
     sec = corpus.section(f"{game_id}/{doc_id}/{anchor}") or abort(404)
     prev_s, next_s = corpus.neighbours(sec)
-    resp = make_response(render_template(
-        "rules/section.html", section=sec, corpus=corpus, doc=corpus.documents[f"{game_id}/{doc_id}"],
-        game=corpus.games[game_id], ancestors=corpus.ancestors(sec),
-        children=[corpus.sections[c] for c in sec.children], body=render_section_html(corpus, sec),
-        prev_section=prev_s, next_section=next_s, permalink=request.url_root.rstrip("/") + sec.url,
-        query=request.args.get("q", ""),
-    ))
+    resp = make_response(
+        render_template(
+            "rules/section.html",
+            section=sec,
+            corpus=corpus,
+            doc=corpus.documents[f"{game_id}/{doc_id}"],
+            game=corpus.games[game_id],
+            ancestors=corpus.ancestors(sec),
+            children=[corpus.sections[c] for c in sec.children],
+            body=render_section_html(corpus, sec),
+            prev_section=prev_s,
+            next_section=next_s,
+            permalink=request.url_root.rstrip("/") + sec.url,
+            query=request.args.get("q", ""),
+        )
+    )
     return remember_game(resp, game_id)
 
 
@@ -88,9 +101,16 @@ def search():
     elsewhere = None
     if results is not None and not results.hits and game:
         elsewhere = lib.index.search(q, game=None, limit=limit)
-    resp = make_response(render_template(
-        "rules/search.html", q=q, game=game, results=results, elsewhere=elsewhere, games=lib.corpus.games,
-    ))
+    resp = make_response(
+        render_template(
+            "rules/search.html",
+            q=q,
+            game=game,
+            results=results,
+            elsewhere=elsewhere,
+            games=lib.corpus.games,
+        )
+    )
     if "game" in request.args:
         remember_game(resp, game)
         if not game:

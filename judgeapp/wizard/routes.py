@@ -10,7 +10,8 @@ from urllib.parse import urlencode
 
 from flask import abort, make_response, redirect, render_template, request, url_for
 
-from ..decks import DeckError, check as check_deck
+from ..decks import DeckError
+from ..decks import check as check_deck
 from ..errors import JudgeappError
 from ..library import current_library
 from ..policy import NO_RULE_LABEL, Node, Policy, standing
@@ -74,7 +75,9 @@ def back_url(policy: Policy, path) -> str | None:
 
 def change_urls(policy: Policy, path) -> list[str]:
     params = path_params(path)
-    return [with_query(url_for("wizard.step", game=policy.game), {**params, "at": node.id}) for node, _ in path]
+    return [
+        with_query(url_for("wizard.step", game=policy.game), {**params, "at": node.id}) for node, _ in path
+    ]
 
 
 @bp.get("/wizard")
@@ -82,8 +85,9 @@ def choose():
     """Which game? (the last one chosen goes first)."""
     lib = current_library()
     game = chosen_game()
-    return render_template("wizard/choose.html", games=lib.corpus.games, policies=lib.policies.games,
-                           game=game)
+    return render_template(
+        "wizard/choose.html", games=lib.corpus.games, policies=lib.policies.games, game=game
+    )
 
 
 @bp.get("/wizard/lookup")
@@ -102,13 +106,22 @@ def step(game: str):
     lib = current_library()
     path, node, outcome = walk(policy, request.args)
     if outcome:
-        return redirect(with_query(url_for("wizard.outcome", game=game, infraction_id=outcome), path_params(path)))
+        return redirect(
+            with_query(url_for("wizard.outcome", game=game, infraction_id=outcome), path_params(path))
+        )
     q = request.args.get("q", "").strip()
     found = lookup(game, q, 8) if q else None
     resp = render_template(
-        "wizard/step.html", policy=policy, game_obj=lib.corpus.games[game], node=node, path=path,
-        chosen=request.args.get(node.id), answer_url=lambda a: answer_url(policy, path, node, a),
-        back=back_url(policy, path), q=q, found=found,
+        "wizard/step.html",
+        policy=policy,
+        game_obj=lib.corpus.games[game],
+        node=node,
+        path=path,
+        chosen=request.args.get(node.id),
+        answer_url=lambda a: answer_url(policy, path, node, a),
+        back=back_url(policy, path),
+        q=q,
+        found=found,
     )
     return remember_game(make_response(resp), game)
 
@@ -129,11 +142,13 @@ def prior_penalties(policy: Policy) -> tuple[dict[str, int], list[str]]:
         try:
             n = int(raw)
         except ValueError:
-            raise JudgeappError(f"「{item.label}」の回数は 0 から {MAX_PRIOR} の数字で入力してください。", 400,
-                                "bad_prior") from None
+            raise JudgeappError(
+                f"「{item.label}」の回数は 0 から {MAX_PRIOR} の数字で入力してください。", 400, "bad_prior"
+            ) from None
         if not 0 <= n <= MAX_PRIOR:
-            raise JudgeappError(f"「{item.label}」の回数は 0 から {MAX_PRIOR} の数字で入力してください。", 400,
-                                "bad_prior")
+            raise JudgeappError(
+                f"「{item.label}」の回数は 0 から {MAX_PRIOR} の数字で入力してください。", 400, "bad_prior"
+            )
         if n:
             counts[item.id] = n
             seq += [item.id] * n
@@ -162,16 +177,26 @@ def outcome(game: str, infraction_id: str):
     if item is not None and (policy.levels or getattr(item, "removes", False) or prior_seq):
         preview = standing(policy, prior_seq + [item.id])  # a StandingError renders as a 400 page
     resp = render_template(
-        "wizard/outcome.html", record_url=record_url(game, infraction_id, path_params(path)), policy=policy, game_obj=lib.corpus.games[game], inf=infraction, path=path,
-        back=back_url(policy, path), changes=change_urls(policy, path), penalty=item,
-        corpus=lib.corpus, preview=preview, prior=prior_counts, path_params=path_params(path),
+        "wizard/outcome.html",
+        record_url=record_url(game, infraction_id, path_params(path)),
+        policy=policy,
+        game_obj=lib.corpus.games[game],
+        inf=infraction,
+        path=path,
+        back=back_url(policy, path),
+        changes=change_urls(policy, path),
+        penalty=item,
+        corpus=lib.corpus,
+        preview=preview,
+        prior=prior_counts,
+        path_params=path_params(path),
         also=[policy.consequences[c] for c in infraction.also_consequences],
     )
     return remember_game(make_response(resp), game)
 
 
 def record_url(game: str, infraction_id: str, answers: dict[str, str]) -> str | None:
-    """"Record it" for a judge signed in to an event of this game."""
+    """ "Record it" for a judge signed in to an event of this game."""
     from ..events.auth import current_db, current_staff
     from ..events.permissions import can_record
     from ..events.staff import get_event
@@ -181,8 +206,12 @@ def record_url(game: str, infraction_id: str, answers: dict[str, str]) -> str | 
         return None
     if get_event(current_db(), staff.event_id).game != game:
         return None
-    return url_for("events.record", event_id=staff.event_id, infraction=f"{game}/{infraction_id}",
-                   **{f"a.{k}": v for k, v in answers.items()})
+    return url_for(
+        "events.record",
+        event_id=staff.event_id,
+        infraction=f"{game}/{infraction_id}",
+        **{f"a.{k}": v for k, v in answers.items()},
+    )
 
 
 # --- training ----------------------------------------------------------------------------------------
@@ -191,8 +220,10 @@ def record_url(game: str, infraction_id: str, answers: dict[str, str]) -> str | 
 def choices(policy: Policy) -> list[tuple[str, str]]:
     """What a trainee picks from: the levels, the consequences some infraction prescribes, and 規定なし."""
     used = {i.penalty for i in policy.infractions.values() if i.penalty}
-    out = [(lv.id, f"{lv.label}（{lv.mark}）" if lv.mark not in lv.label else lv.label)
-           for lv in policy.levels.values()]
+    out = [
+        (lv.id, f"{lv.label}（{lv.mark}）" if lv.mark not in lv.label else lv.label)
+        for lv in policy.levels.values()
+    ]
     out += [(c.id, c.label) for c in policy.consequences.values() if c.id in used]
     if any(i.procedure for i in policy.infractions.values()):
         out.append(("no-penalty", "ペナルティなし（規定の手続きのみ）"))
@@ -217,8 +248,9 @@ def accepted(policy: Policy, scenario) -> list[str]:
 @bp.get("/training")
 def training_choose():
     lib = current_library()
-    return render_template("wizard/training_choose.html", games=lib.corpus.games, policies=lib.policies.games,
-                           game=chosen_game())
+    return render_template(
+        "wizard/training_choose.html", games=lib.corpus.games, policies=lib.policies.games, game=chosen_game()
+    )
 
 
 @bp.get("/training/<game>")
@@ -229,36 +261,72 @@ def training(game: str):
     scenarios = {s.id: s for s in policy.training.scenarios}
     run_raw = request.args.get("run", "")
     if not run_raw:
-        return render_template("wizard/training.html", policy=policy, game_obj=lib.corpus.games[game],
-                               stage="intro", total=len(scenarios))
+        return render_template(
+            "wizard/training.html",
+            policy=policy,
+            game_obj=lib.corpus.games[game],
+            stage="intro",
+            total=len(scenarios),
+        )
     run = run_raw.split(",")
     answers = [a for a in request.args.get("a", "").split(",") if a]
     valid = {cid for cid, _ in choices(policy)}
-    if (len(run) > 10 or len(set(run)) != len(run) or any(r not in scenarios for r in run)
-            or len(answers) > len(run) or any(a not in valid for a in answers)):
-        raise JudgeappError("練習の URL が正しくありません。最初からやり直してください。", 400, "bad_training")
+    if (
+        len(run) > 10
+        or len(set(run)) != len(run)
+        or any(r not in scenarios for r in run)
+        or len(answers) > len(run)
+        or any(a not in valid for a in answers)
+    ):
+        raise JudgeappError(
+            "練習の URL が正しくありません。最初からやり直してください。", 400, "bad_training"
+        )
     labels = dict(choices(policy))
 
     def url(**kw):
         return url_for("wizard.training", game=game, run=",".join(run), **kw)
 
-    common = dict(policy=policy, game_obj=lib.corpus.games[game], run=run, answers=answers, labels=labels,
-                  corpus=lib.corpus, scenarios=scenarios, expected=lambda s: expected(policy, s), accepted=lambda s: accepted(policy, s),
-                  url=url)
+    common = dict(
+        policy=policy,
+        game_obj=lib.corpus.games[game],
+        run=run,
+        answers=answers,
+        labels=labels,
+        corpus=lib.corpus,
+        scenarios=scenarios,
+        expected=lambda s: expected(policy, s),
+        accepted=lambda s: accepted(policy, s),
+        url=url,
+    )
     k = len(answers)
     if k and request.args.get("next") != "1":
         s = scenarios[run[k - 1]]
-        return render_template("wizard/training.html", stage="feedback", scenario=s, given=answers[-1],
-                               number=k, inf=policy.infractions[s.infraction], **common)
+        return render_template(
+            "wizard/training.html",
+            stage="feedback",
+            scenario=s,
+            given=answers[-1],
+            number=k,
+            inf=policy.infractions[s.infraction],
+            **common,
+        )
     if k < len(run):
         s = scenarios[run[k]]
         prefix = ",".join(answers)
-        return render_template("wizard/training.html", stage="question", scenario=s, number=k + 1,
-                               options=[(cid, label, url(a=f"{prefix},{cid}" if prefix else cid))
-                                        for cid, label in choices(policy)], **common)
+        return render_template(
+            "wizard/training.html",
+            stage="question",
+            scenario=s,
+            number=k + 1,
+            options=[
+                (cid, label, url(a=f"{prefix},{cid}" if prefix else cid)) for cid, label in choices(policy)
+            ],
+            **common,
+        )
     missed = [scenarios[r] for r, a in zip(run, answers) if a not in accepted(policy, scenarios[r])]
-    return render_template("wizard/training.html", stage="summary", missed=missed,
-                           score=len(run) - len(missed), **common)
+    return render_template(
+        "wizard/training.html", stage="summary", missed=missed, score=len(run) - len(missed), **common
+    )
 
 
 @bp.get("/training/<game>/start")
@@ -291,8 +359,18 @@ def decks():
             report = check_deck(lib.decks[game], text)
         except DeckError as exc:
             error = str(exc)
-    resp = make_response(render_template(
-        "wizard/decks.html", games=lib.corpus.games, decks=lib.decks, game=game, text=text, report=report,
-        error=error, corpus=lib.corpus, rules=lib.decks[game] if game else None,
-    ), 400 if error else 200)
+    resp = make_response(
+        render_template(
+            "wizard/decks.html",
+            games=lib.corpus.games,
+            decks=lib.decks,
+            game=game,
+            text=text,
+            report=report,
+            error=error,
+            corpus=lib.corpus,
+            rules=lib.decks[game] if game else None,
+        ),
+        400 if error else 200,
+    )
     return remember_game(resp, game)
