@@ -84,7 +84,7 @@ def score_table(lookup: Lookup, cases: list[dict]) -> tuple[int, int, list[str]]
                 f"{case['game']} {case['q']!r}: want {case.get('penalty')} "
                 f"d={case.get('discretion')} @ {case_sections(case)}, got "
                 f"{[(r['id'], r['penalty'], r['discretion'], r['coverage']) for r in results]}"
-                f"{' NONE cov=%.2f' % res.coverage if res.none else ''}"
+                f"{f' NONE cov={res.coverage:.2f}' if res.none else ''}"
             )
     return first, top3, misses
 

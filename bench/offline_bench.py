@@ -72,7 +72,7 @@ def main() -> None:
             sizes: list[tuple[str, int]] = []
             page.on(
                 "requestfinished",
-                lambda req: sizes.append(
+                lambda req, sizes=sizes: sizes.append(
                     (req.resource_type, req.sizes()["responseBodySize"] + req.sizes()["responseHeadersSize"])
                 ),
             )

@@ -356,11 +356,11 @@ def cold_start() -> float:
 
     workdir = Path(tempfile.mkdtemp(prefix="judgeapp-cold-"))
     code = (
-        "import time; t = time.perf_counter(); import sys; sys.path.insert(0, %r);"
+        "import time; t = time.perf_counter(); import sys; sys.path.insert(0, {!r});"
         "from judgeapp.library import open_library;"
-        "lib = open_library(%r, %r, %r); lib.index.search('すりーぶ 何枚', game='tcg-taikai');"
+        "lib = open_library({!r}, {!r}, {!r}); lib.index.search('すりーぶ 何枚', game='tcg-taikai');"
         "print(time.perf_counter() - t)"
-    ) % (
+    ).format(
         str(ROOT),
         str(ROOT / "rules_corpus"),
         str(workdir / "ix"),

@@ -604,7 +604,7 @@ class Lookup:
         query_forms = {f for w in analysed for f in w.forms}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
-        for (keys, means), forms in zip(self.synonyms, self._syn_forms):
+        for (keys, means), forms in zip(self.synonyms, self._syn_forms, strict=False):
             found = [
                 k
                 for k in keys
@@ -628,7 +628,7 @@ class Lookup:
         # synonym) in evidence that holds one of the entry's phrases whole: an entry after the word (and its
         # synonym group), weighing nothing in the rankings.
         out_words, out_surfaces = [], []
-        for k, (entry, surface) in enumerate(zip(words, surfaces)):
+        for k, (entry, surface) in enumerate(zip(words, surfaces, strict=False)):
             out_words.append(entry)
             out_surfaces.append(surface)
             owner = (

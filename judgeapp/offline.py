@@ -113,7 +113,7 @@ def training_pages() -> list[str]:
     for t in training_runs().values():
         base, exp, n = t["base"], t["expected"], len(t["run"])
 
-        def at(answers, nxt):
+        def at(answers, nxt, base=base):
             q = {"a": ",".join(answers)} if answers else {}
             if nxt:
                 q["next"] = "1"

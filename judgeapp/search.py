@@ -582,7 +582,7 @@ class _Evaluator:
                 parts = [self.postings(t.fieldname, t.text) for t in terms]
                 ids = np.concatenate([p[0] for p in parts])
                 if len(ids):
-                    weights = np.concatenate([p[1] * t.boost for t, p in zip(terms, parts)])
+                    weights = np.concatenate([p[1] * t.boost for t, p in zip(terms, parts, strict=False)])
                     scores += np.bincount(ids, weights=weights, minlength=n)
                     mask[ids] = True
             for c in others:

@@ -213,6 +213,7 @@ _LETTER_NAMES = dict(
             "ワイ",
             "ゼット",
         ],
+        strict=False,
     )
 )
 

@@ -24,7 +24,7 @@ def test_the_desk_shows_a_removal_and_an_appeal_without_reload(app, phone, live_
     first = record(fj, player, "W").get_json()["record"]["id"]
     record(fj, player, "W")  # Lycee: the second 警告 removes the player
     fj.post(f"/penalties/{first}/appeal", {"grounds": "見ていない"})
-    phone.wait_for_selector("text=トーナメントから除外になりました", timeout=2000)
+    phone.wait_for_selector("text=以後の対戦に出られなくなりました", timeout=2000)
     phone.wait_for_selector("text=裁定を待つ上告（1）", timeout=2000)
     assert phone.evaluate("window.__notReloaded") is True  # the same page: no reload
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390

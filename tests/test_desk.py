@@ -60,7 +60,7 @@ SENTENCES = [  # (action, target, detail, actor, sentence expected)
         "penalty:6",
         {"player": 1, "level": "注意", "round": 3, "removed_now": True},
         "FJ",
-        "FJが001 山田太郎に【注意】を記録しました（第 3 ラウンド、記録 #6）。この記録で選手はトーナメントから除外になりました。",
+        "FJが001 山田太郎に【注意】を記録しました（第 3 ラウンド、記録 #6）。この記録で選手は以後の対戦に出られなくなりました。",
     ),
     ("penalty.void", "penalty:5", {"reason": "重複"}, "HJ", "HJが記録 #5 を無効にしました。理由：「重複」"),
     (
@@ -182,7 +182,7 @@ def test_recording_for_a_removed_player_warns_before_saving(lycee):
         f"/events/{eid}/record",
         query_string={"player": player, "round": "3", "level": "caution", "facts": "また"},
     ).get_data(as_text=True)
-    assert "すでにトーナメントから除外されています" in html and 'value="confirm"' in html
+    assert "すでに以後の対戦に出られない状態です" in html and 'value="confirm"' in html
     assert len(fj.get("/penalties", player=player).get_json()["results"]) == 2  # nothing saved yet
 
 
@@ -197,11 +197,11 @@ def test_every_change_of_removal_status_is_a_notice_the_head_judge_acknowledges(
     second = record(fj, player, "W").get_json()["record"]["id"]  # removed
     sign_in(client, eid, "HJ", "HJ-passcode-1")
     desk = client.get(f"/events/{eid}/desk").get_data(as_text=True)
-    assert "001 山田太郎が記録（記録 #%d）でトーナメントから除外になりました。" % second in desk
+    assert f"001 山田太郎が記録（記録 #{second}）で以後の対戦に出られなくなりました。" in desk
     assert hj.post(f"/penalties/{second}/void", {"reason": "記録の誤り"}).status_code == 201  # back in
     fj.post(f"/penalties/{second - 1}/appeal", {"grounds": "見ていない"})
     desk = client.get(f"/events/{eid}/desk").get_data(as_text=True)
-    assert "記録の無効（記録 #%d）で除外ではなくなりました" % second in desk
+    assert f"記録の無効（記録 #{second}）で以後の対戦に出られる状態に戻りました" in desk
     assert "裁定を待つ上告（1）" in desk
     notice_ids = re.findall(r"/notices/(\d+)/ack", desk)
     assert len(notice_ids) == 2
@@ -279,7 +279,7 @@ def test_csv_opens_in_a_japanese_spreadsheet(lycee):
     assert [r[0] for r in rows].count("記録ID") == 1
     for col in ("違反", "ペナルティ（記録時）", "記録後の累積", "状態", "上告の結果", "根拠（条項）"):
         assert col in rows[0]
-    one, two = (dict(zip(rows[0], r)) for r in rows[1:])
+    one, two = (dict(zip(rows[0], r, strict=False)) for r in rows[1:])
     assert one["違反"] == "二重スリーブ・不適切なスリーブ"  # the name in infractions/lycee/policy.yaml
     assert one["記録後の累積"] == "注意 1" and one["状態"] == "上告中" and one["上告の結果"] == "裁定待ち"
     assert two["記録後の累積"] == "注意 1・警告 1"

@@ -338,7 +338,7 @@ def test_audit_log_and_exports(event, client):
     resp = client.get(f"/events/{org.event_id}/export.csv")
     assert resp.status_code == 200 and resp.data.startswith("\ufeff".encode())
     rows = list(csv.reader(io.StringIO(resp.data.decode("utf-8-sig"))))
-    row = dict(zip(rows[0], rows[1]))
+    row = dict(zip(rows[0], rows[1], strict=False))
     assert rows[0][0] == "記録ID" and row["選手番号"] == "001" and row["状態"] == "無効"
 
 

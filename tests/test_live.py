@@ -195,5 +195,5 @@ def test_the_desk_on_one_process_sees_an_appeal_and_a_removal_made_on_the_other(
     _kind(events, "appeal", t0)
     status, html = a.call("GET", f"/events/{eid}/desk", token=tokens["HJ"])
     assert status == 200
-    assert "裁定を待つ上告（1）" in html and "トーナメントから除外になりました" in html
+    assert "裁定を待つ上告（1）" in html and "以後の対戦に出られなくなりました" in html
     stop.set()

@@ -110,7 +110,7 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     }""",
         [{"q": c["q"], "game": c.get("game")} for c in cases],
     )
-    agree = sum(1 for a, b in zip(got, expected) if a == b)
+    agree = sum(1 for a, b in zip(got, expected, strict=False) if a == b)
     print(f"offline search agrees with the server's first result for {agree}/{len(cases)}")
     assert agree / len(cases) >= 0.9
     # The situation lookup, over the situations table, against the server's own lookup.
@@ -132,7 +132,7 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     }""",
         [{"q": c["q"], "game": c["game"]} for c in situations],
     )
-    sit_agree = sum(1 for a, b in zip(sit_got, sit_expected) if a == b)
+    sit_agree = sum(1 for a, b in zip(sit_got, sit_expected, strict=False) if a == b)
     print(f"offline situation lookup agrees with the server's first result for {sit_agree}/{len(situations)}")
     assert sit_agree / len(situations) >= 0.9
     # And the form, as a judge uses it with no signal.
@@ -460,7 +460,7 @@ def test_training_runs_offline(app, offline_phone, live_server, tmp_path):
     phone.wait_for_url("**/training/lycee?run=*")
     run = re.search(r"run=([^&]+)", phone.url).group(1).replace("%2C", ",").split(",")
     assert len(run) == min(10, len(scenarios)) and set(run) <= set(scenarios)
-    for i, sid in enumerate(run):
+    for _i, sid in enumerate(run):
         assert phone.locator("h1.situation").inner_text() == scenarios[sid].situation
         phone.click(f"ul.answers a >> text={first_choice[1]}")
         phone.wait_for_load_state()

@@ -46,7 +46,7 @@ def test_numpy_evaluator_equals_whoosh_searcher(library, mode):
                 ours, our_total = _ours(ev, qq)
                 where = f"{case['q']!r} ({game}, {mode})"
                 assert [i for i, _ in ours] == [i for i, _ in theirs], where
-                for (_, a), (_, b) in zip(ours, theirs):
+                for (_, a), (_, b) in zip(ours, theirs, strict=False):
                     assert a == pytest.approx(b, abs=1e-6), where
                 assert our_total == their_total, where
                 compared += 1

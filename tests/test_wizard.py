@@ -140,7 +140,7 @@ def test_training_run_scores_and_lists_the_missed(client, library):
     assert "規定なし（ヘッドジャッジの判断）" in html
     # Answer 規定なし to every question.
     answers = []
-    for i in range(len(run)):
+    for _i in range(len(run)):
         answers.append("none")
         html = client.get(
             "/training/lycee", query_string={"run": ",".join(run), "a": ",".join(answers)}

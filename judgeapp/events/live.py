@@ -17,6 +17,7 @@ once, so open desks cannot take every worker thread from the judges' pages.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -84,10 +85,9 @@ class Hub:
         with self._lock:
             targets = list(self._subs.get(event_id, ()))
         for q in targets:
-            try:
+            # A stalled desk's queue is full: it reloads its fragment on the next message anyway.
+            with contextlib.suppress(queue.Full):
                 q.put_nowait(payload)
-            except queue.Full:  # a stalled desk: it will reload its fragment on the next message anyway
-                pass
 
     # --- listening (PostgreSQL) ------------------------------------------------------------------------
 
@@ -125,10 +125,8 @@ class Hub:
         with self._lock:
             targets = [q for qs in self._subs.values() for q in qs]
         for q in targets:
-            try:
+            with contextlib.suppress(queue.Full):
                 q.put_nowait(payload)
-            except queue.Full:
-                pass
 
     def stop(self) -> None:
         self._stop.set()

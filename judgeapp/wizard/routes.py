@@ -323,7 +323,9 @@ def training(game: str):
             ],
             **common,
         )
-    missed = [scenarios[r] for r, a in zip(run, answers) if a not in accepted(policy, scenarios[r])]
+    missed = [
+        scenarios[r] for r, a in zip(run, answers, strict=False) if a not in accepted(policy, scenarios[r])
+    ]
     return render_template(
         "wizard/training.html", stage="summary", missed=missed, score=len(run) - len(missed), **common
     )
