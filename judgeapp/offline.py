@@ -146,19 +146,20 @@ def library_pages() -> list[str]:
 
 def event_pages() -> list[str]:
     """For a judge signed in to an event: the event, its players and the record form for each of them."""
-    from .events import service
     from .events.auth import current_db, current_staff
+    from .events.permissions import can_record
+    from .events.players import find_players
 
     staff = current_staff()
     if staff is None:
         return []
     eid = staff.event_id
     urls = [url_for("events.show", event_id=eid)]
-    if staff.role in service.PERMISSIONS["record"]:
+    if can_record(staff):
         urls.append(url_for("events.record", event_id=eid))
-    for p in service.find_players(current_db(), eid, ""):
+    for p in find_players(current_db(), eid, ""):
         urls.append(url_for("events.player", event_id=eid, player_id=p.id))
-        if staff.role in service.PERMISSIONS["record"]:
+        if can_record(staff):
             urls.append(url_for("events.record", event_id=eid, player=p.id))
     return urls
 

@@ -12,7 +12,10 @@ from whoosh import query as Q
 
 from judgeapp.textnorm import clean_query
 
-from .conftest import load_cases
+from judgeapp import ROOT
+from judgeapp.library import open_library
+
+from .conftest import CORPUS_DIRS, load_cases
 
 QUERIES = load_cases("search_queries.yaml")
 
@@ -29,9 +32,18 @@ def _ours(ev, q, limit=10):
     return [(ev.stored[d]["id"], float(scores[d])) for d in ev.top(scores, mask, limit)], int(mask.sum())
 
 
+@pytest.fixture(scope="module")
+def own_library(tmp_path_factory):
+    """An index of its own: the evaluator's postings and Whoosh's searcher then read the same files, whatever
+    other tests do to the shared index folder."""
+    return open_library(
+        CORPUS_DIRS, tmp_path_factory.mktemp("evaluator") / "index", ROOT / "rules_corpus" / "synonyms.yaml"
+    )
+
+
 @pytest.mark.parametrize("mode", ["signals", "and", "or"])
-def test_numpy_evaluator_equals_whoosh_searcher(library, mode):
-    index = library.index
+def test_numpy_evaluator_equals_whoosh_searcher(own_library, mode):
+    index = own_library.index
     ev = index._evaluator
     compared = 0
     with index.ix.searcher(weighting=ev.weighting) as searcher:

@@ -20,7 +20,6 @@ from flask import (
     url_for,
 )
 
-from .. import ROOT
 from ..errors import JudgeappError
 from ..library import current_library
 from . import audit as audit_mod
@@ -33,8 +32,8 @@ from .models import LEVELS, ROLES
 from .parsing import parse_id
 from .permissions import PERMISSIONS, REFUSALS, may_rule
 
-# The desk's script is a static file (no inline script: the pages' CSP allows scripts from 'self' only).
-bp = Blueprint("events", __name__, static_folder=str(ROOT / "static"), static_url_path="/assets")
+# The desk's script is static/desk.js, served with the app's hashed assets (the CSP allows no inline script).
+bp = Blueprint("events", __name__)
 
 
 def _policy(event):
