@@ -344,7 +344,9 @@ def test_printable_pages_show_lycee_marks_as_on_a_score_card(lycee):
     sign_in(client, org.event_id, "HJ", "HJ-passcode-1")
     html = client.get(f"/events/{org.event_id}/print").get_data(as_text=True)
     assert "スコアカード：Ｎ Ｗ" in html
-    css = re.search(r'<link rel="stylesheet" href="([^"]+)"', html).group(1)  # the print CSS is the app's stylesheet
+    css = re.search(r'<link rel="stylesheet" href="([^"]+)"', html).group(
+        1
+    )  # the print CSS is the app's stylesheet
     assert "@page{size:A4" in client.get(css).get_data(as_text=True)
     html = client.get(f"/events/{org.event_id}/players/{player}?print=1").get_data(as_text=True)
     assert "スコアカード：Ｎ Ｗ" in html and 'class="scorecard"' in html

@@ -10,10 +10,9 @@ from __future__ import annotations
 import pytest
 from whoosh import query as Q
 
-from judgeapp.textnorm import clean_query
-
 from judgeapp import ROOT
 from judgeapp.library import open_library
+from judgeapp.textnorm import clean_query
 
 from .conftest import CORPUS_DIRS, load_cases
 
