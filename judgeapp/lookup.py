@@ -854,6 +854,32 @@ def mark(text: str, alternatives: set[str]) -> Markup:
     return Markup("".join(out))
 
 
+def infraction_fields(policy: Policy, inf: Infraction) -> dict:
+    """An infraction as the JSON API gives it, wherever it is listed (the lookup, /api/infractions/<id>)."""
+    return {
+        "id": f"{policy.game}/{inf.id}",
+        "game": policy.game,
+        "name": inf.name,
+        "description": inf.description,
+        "penalty": policy.penalty_label(inf),
+        "penalty_id": inf.penalty,
+        "penalty_may": policy.penalty_may(inf),
+        "discretion": inf.discretion,
+        "discretion_note": inf.discretion_note,
+        "head_judge": inf.head_judge,
+        "procedure": inf.procedure,
+        "remedy": inf.remedy,
+        "also": inf.also
+        + [
+            f"{policy.consequences[c].label}：{policy.consequences[c].description}"
+            for c in inf.also_consequences
+        ],
+        "citations": [c.section for c in inf.citations],
+        "quotes": [{"section": c.section, "quote": c.quote} for c in inf.citations],
+        "url": f"/wizard/{policy.game}/{inf.id}",
+    }
+
+
 def match_json(m: Match) -> dict:
     """One match as the API gives it: an infraction's fields, or a section's with `penalty: null`."""
     a = m.answer
@@ -862,29 +888,10 @@ def match_json(m: Match) -> dict:
     if a.infraction is not None:
         inf = a.infraction
         return {
-            "id": a.key,
+            **infraction_fields(policy, inf),
             "kind": "infraction",
-            "game": a.game,
-            "name": inf.name,
-            "description": inf.description,
-            "penalty": policy.penalty_label(inf),
-            "penalty_id": inf.penalty,
-            "discretion": inf.discretion,
-            "penalty_may": policy.penalty_may(inf),
-            "discretion_note": inf.discretion_note,
-            "head_judge": inf.head_judge,
-            "procedure": inf.procedure,
-            "remedy": inf.remedy,
-            "also": inf.also
-            + [
-                f"{policy.consequences[c].label}：{policy.consequences[c].description}"
-                for c in inf.also_consequences
-            ],
-            "citations": [c.section for c in inf.citations],
-            "quotes": [{"section": c.section, "quote": c.quote} for c in inf.citations],
             "section": m.section,
             "decides": None if inf.penalty else m.decides,
-            "url": f"/wizard/{a.game}/{inf.id}",
             "score": m.score,
             "coverage": m.coverage,
             "why": why,

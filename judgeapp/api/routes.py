@@ -9,7 +9,7 @@ from ..decks import check as check_deck
 from ..decks import report_json
 from ..errors import JudgeappError
 from ..library import current_library
-from ..lookup import match_json
+from ..lookup import infraction_fields, match_json
 from ..policy import Policy, standing, standing_json
 from . import bp
 
@@ -51,26 +51,9 @@ def _policy(game: str) -> Policy:
 
 
 def infraction_json(policy: Policy, inf, score: float | None = None) -> dict:
+    """An infraction's fields (judgeapp.lookup.infraction_fields), with the outcome page's URL."""
     out = {
-        "id": f"{policy.game}/{inf.id}",
-        "game": policy.game,
-        "name": inf.name,
-        "description": inf.description,
-        "penalty": policy.penalty_label(inf),
-        "penalty_id": inf.penalty,
-        "penalty_may": policy.penalty_may(inf),
-        "discretion": inf.discretion,
-        "discretion_note": inf.discretion_note,
-        "head_judge": inf.head_judge,
-        "procedure": inf.procedure,
-        "remedy": inf.remedy,
-        "also": inf.also
-        + [
-            f"{policy.consequences[c].label}：{policy.consequences[c].description}"
-            for c in inf.also_consequences
-        ],
-        "citations": [c.section for c in inf.citations],
-        "quotes": [{"section": c.section, "quote": c.quote} for c in inf.citations],
+        **infraction_fields(policy, inf),
         "url": url_for("wizard.outcome", game=policy.game, infraction_id=inf.id),
     }
     if score is not None:
