@@ -22,12 +22,14 @@ all call `Lookup.search`.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import math
 import os
 import re
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -213,13 +215,16 @@ class _Bm25:
         self.n = len(docs)
         self.lengths = np.array([max(1, sum(d.values())) for d in docs], dtype=np.float64)
         self.avg = float(self.lengths.mean()) if self.n else 1.0
-        post: dict[str, tuple[list[int], list[float]]] = {}
-        for i, d in enumerate(docs):
-            for t, c in d.items():
-                ids, tfs = post.setdefault(t, ([], []))
-                ids.append(i)
-                tfs.append(float(c))
-        self.post = {t: (np.array(ids, dtype=np.int64), np.array(tfs)) for t, (ids, tfs) in post.items()}
+        # the postings, by one stable sort of every (term, doc, count) instead of a list per term
+        vocab: dict[str, int] = {}
+        term_ids = [vocab.setdefault(t, len(vocab)) for d in docs for t in d]
+        doc_ids = np.repeat(np.arange(self.n, dtype=np.int64), [len(d) for d in docs])
+        counts = np.fromiter((c for d in docs for c in d.values()), dtype=np.float64, count=len(term_ids))
+        order = np.argsort(np.array(term_ids, dtype=np.int64), kind="stable")
+        doc_ids, counts = doc_ids[order], counts[order]
+        ends = np.cumsum(np.bincount(np.array(term_ids, dtype=np.int64), minlength=len(vocab))).tolist()
+        starts = [0, *ends[:-1]]
+        self.post = {t: (doc_ids[starts[k] : ends[k]], counts[starts[k] : ends[k]]) for t, k in vocab.items()}
         self.norm = K1 * ((1 - B) + B * self.lengths / self.avg)
 
     def word_tf(self, alternatives) -> np.ndarray | None:
@@ -249,7 +254,8 @@ class _Bm25:
 # Each analysed text's words: (start, end, terms), start -1 where the word's place was not found. Filled as
 # texts are analysed, or from the cache file a previous start wrote (Lookup's `cache_dir`).
 _ANALYSED: dict[str, list[tuple[int, int, frozenset]]] = {}
-LOOKUP_VERSION = "3"  # bump when the analysis of the evidence changes
+LOOKUP_VERSION = "4"  # bump when the analysis of the evidence changes (or its cache format)
+SEP = "\x1e"  # between a word's terms in the cache file (no term holds a control character)
 
 
 def _groups_of(w) -> tuple[str, ...]:
@@ -308,14 +314,18 @@ def _load_cache(path: Path) -> bool:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    for text, entries in data.items():
-        _ANALYSED.setdefault(text, [(a, b, frozenset(t)) for a, b, t in entries])
+    for text, entries in data.items():  # each word's terms as one string, split by SEP (faster to read)
+        _ANALYSED.setdefault(
+            text, [(a, b, frozenset(t.split(SEP)) if t else frozenset()) for a, b, t in entries]
+        )
     return True
 
 
 def _write_cache(path: Path, texts: set[str]) -> None:
     """Write the analysed texts for the next start (atomically: several processes may start at once)."""
-    data = {t: [[a, b, sorted(terms)] for a, b, terms in _ANALYSED[t]] for t in texts if t in _ANALYSED}
+    data = {
+        t: [[a, b, SEP.join(sorted(terms))] for a, b, terms in _ANALYSED[t]] for t in texts if t in _ANALYSED
+    }
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
@@ -323,6 +333,19 @@ def _write_cache(path: Path, texts: set[str]) -> None:
         tmp.replace(path)
     except OSError:
         pass  # a read-only instance folder: the next start analyses again
+
+
+@contextmanager
+def _gc_paused():
+    """No cyclic garbage collection while the lookup is built: it makes only live objects (hundreds of
+    thousands of small ones), so the collector would only walk them again and again (a third of a cold start)."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _grams(text: str) -> Counter:
@@ -363,8 +386,9 @@ class Lookup:
         there (`lookup-<key>.json`, keyed by the data and the analyzer's versions) and read on the next
         start."""
         cache = Path(cache_dir) / f"lookup-{_cache_key(policies)}.json" if cache_dir else None
-        cached = cache is not None and _load_cache(cache)
-        self._build(corpus, policies, synonyms)
+        with _gc_paused():
+            cached = cache is not None and _load_cache(cache)
+            self._build(corpus, policies, synonyms)
         if cache is not None and not cached:
             _write_cache(cache, set(_ANALYSED))
 
@@ -512,21 +536,20 @@ class Lookup:
         # Kana as typed → the text's words (katakana words by their spelling, others by their reading).
         self._kana: dict[str, tuple[str, ...]] = {}
         self._kana2: dict[str, tuple[str, ...]] = {}
-        for units in (own_units, passage_units):
-            for u in units:
-                for t in u.terms:
-                    if t.startswith("g:"):
-                        continue
-                    key = t[2:] if t.startswith("r:") else t
-                    key = key.replace("ー", "")
-                    if len(key) >= 3 and is_kana(key) and all("ァ" <= ch <= "ヺ" for ch in key):
-                        self._kana.setdefault(key, ())
-                        if t not in self._kana[key]:
-                            self._kana[key] = self._kana[key] + (t,)
-                    elif len(key) == 2 and t.startswith("r:") and all("ァ" <= ch <= "ヺ" for ch in key):
-                        self._kana2.setdefault(key, ())  # two kana: only a kanji word's reading (ぼち 墓地)
-                        if t not in self._kana2[key]:
-                            self._kana2[key] = self._kana2[key] + (t,)
+        seen = dict.fromkeys(t for units in (own_units, passage_units) for u in units for t in u.terms)
+        for t in seen:  # each distinct term once, in the order the units first have it
+            if t.startswith("g:"):
+                continue
+            key = t[2:] if t.startswith("r:") else t
+            key = key.replace("ー", "")
+            if len(key) >= 3 and is_kana(key) and all("ァ" <= ch <= "ヺ" for ch in key):
+                self._kana.setdefault(key, ())
+                if t not in self._kana[key]:
+                    self._kana[key] = self._kana[key] + (t,)
+            elif len(key) == 2 and t.startswith("r:") and all("ァ" <= ch <= "ヺ" for ch in key):
+                self._kana2.setdefault(key, ())  # two kana: only a kanji word's reading (ぼち 墓地)
+                if t not in self._kana2[key]:
+                    self._kana2[key] = self._kana2[key] + (t,)
         self._strong: dict[int, list[int]] = {}
         for u, unit in enumerate(passage_units):
             for i, w in unit.targets:
