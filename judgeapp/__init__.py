@@ -49,6 +49,7 @@ def load_settings(app: Flask, test_config: dict | None = None) -> None:
         MAX_CONTENT_LENGTH=1024 * 1024,
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
+        PASSCODE_HASH="scrypt",  # werkzeug's method for staff passcodes (docs/deploy.md)
     )
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)

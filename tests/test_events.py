@@ -11,8 +11,11 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from sqlalchemy import select
 
-from .conftest import form_post
+from judgeapp.events.models import Staff
+
+from .conftest import form_post, make_app
 
 EVENT = {
     "name": "テスト大会",
@@ -168,6 +171,32 @@ def test_overturn_and_void_keep_the_record_and_change_the_standing(event):
 
 
 # --- permissions and sign-in ---------------------------------------------------------------------------------
+
+
+def test_passcodes_are_stored_as_scrypt_hashes_unless_set_otherwise(index_dir, tmp_path):
+    """The app's default (the test apps set a cheap method: tests/conftest.py): an organizer and a member
+    added later are stored as scrypt hashes, and sign-in checks them (an unknown name is refused alike)."""
+    app = make_app(index_dir, f"sqlite:///{tmp_path / 'scrypt.db'}", PASSCODE_HASH=None)
+    try:
+        assert app.config["PASSCODE_HASH"] == "scrypt"
+        client = app.test_client()
+        org = make_event(client)
+        add_staff(org, "FJ", "floor_judge")  # signs in with the passcode (201)
+        with app.extensions["judgeapp.db"].reader() as s:
+            stored = [row.passcode_hash for row in s.scalars(select(Staff).order_by(Staff.id))]
+        assert len(stored) == 2 and all(h.startswith("scrypt:") for h in stored), stored
+        for name, passcode in (("FJ", "FJ-passcode-2"), ("誰か", "FJ-passcode-1")):
+            resp = client.post(f"/api/events/{org.event_id}/token", json={"name": name, "passcode": passcode})
+            assert resp.status_code == 401 and resp.get_json()["error"]["code"] == "bad_signin"
+    finally:
+        app.extensions["judgeapp.db"].dispose()
+
+
+def test_the_test_apps_store_the_cheap_method(client, db_app):
+    org = make_event(client)
+    with db_app.extensions["judgeapp.db"].reader() as s:
+        stored = s.scalar(select(Staff.passcode_hash).where(Staff.event_id == org.event_id))
+    assert stored.startswith("pbkdf2:sha256:1000$")
 
 
 def test_nothing_is_visible_without_a_token(event, client):

@@ -22,10 +22,10 @@ def ready(page) -> bool:
 
 
 def wait_ready(page) -> None:
-    for _ in range(240):
+    for _ in range(1200):  # up to 120 s, looked at every 0.1 s
         if ready(page):
             return
-        page.wait_for_timeout(500)
+        page.wait_for_timeout(100)
     raise AssertionError("the worker did not finish precaching")
 
 
@@ -251,7 +251,7 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     phone.wait_for_function(
         f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}')).then(r => !!r)",
         timeout=60_000,
-        polling=500,
+        polling=100,
     )
     cut(phone, switchable)
     phone.goto(live_server + record_url)
@@ -411,7 +411,7 @@ def test_background_sync_sends_the_queue_with_no_page_open(app, phone, switchabl
     phone.wait_for_function(
         f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}')).then(r => !!r)",
         timeout=60_000,
-        polling=500,
+        polling=100,
     )
     cdp = phone.context.new_cdp_session(phone)
     registrations: list[dict] = []

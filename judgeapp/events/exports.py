@@ -14,7 +14,6 @@ from datetime import datetime
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
-from werkzeug.security import generate_password_hash
 
 from ..corpus import Corpus
 from ..errors import JudgeappError
@@ -27,7 +26,7 @@ from .parsing import clean_text, parse_passcode
 from .players import find_players
 from .records import RecordView, event_records, player_record, resolve_level
 from .serialize import csv_cell, event_json, iso, jst, record_json, staff_json
-from .staff import list_staff
+from .staff import hash_passcode, list_staff
 
 FORMAT = "judgeapp-event/1"
 OUTCOMES = {"uphold": "維持", "change": "変更", "overturn": "取消"}
@@ -257,7 +256,7 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
                     event_id=ev.id,
                     name=str(st["name"]),
                     role=str(st["role"]),
-                    passcode_hash=generate_password_hash(code),
+                    passcode_hash=hash_passcode(code),
                     grants=list(st.get("grants") or []),
                     active=bool(st.get("active", True)),
                 )

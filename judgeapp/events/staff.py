@@ -32,8 +32,34 @@ JOIN_LINK_LIFETIME = timedelta(minutes=10)
 JOIN_ROLES = ("head_judge", "floor_judge", "scorekeeper")  # the organizer is made with the event
 THROTTLE_FREE_TRIES = 5  # failures from one address for one name before each further try waits
 THROTTLE_CEILING = 30  # seconds: the longest anyone waits, so anonymous guesses cannot lock a judge out
-# Checked against when the name is unknown, so that an unknown name costs the same work as a wrong passcode.
-_DUMMY_HASH = generate_password_hash(secrets.token_urlsafe(16))
+PASSCODE_HASH = (
+    "scrypt"  # werkzeug's method for stored passcodes, unless the setting PASSCODE_HASH names another
+)
+# Checked against when the name is unknown, so that an unknown name costs the same work as a wrong passcode
+# (one per method: the same method as the stored passcodes).
+_DUMMY_HASHES: dict[str, str] = {}
+
+
+def _hash_method() -> str:
+    from flask import current_app, has_app_context
+
+    return (
+        str(current_app.config.get("PASSCODE_HASH") or PASSCODE_HASH) if has_app_context() else PASSCODE_HASH
+    )
+
+
+def hash_passcode(passcode: str) -> str:
+    """A passcode's stored form: werkzeug's salted hash by the app's PASSCODE_HASH method (scrypt unless set).
+    The test suite sets a cheap method (tests/conftest.py), as Django's docs advise for tests: the hashing is
+    werkzeug's, and scrypt's cost is most of the time of a test that signs staff in."""
+    return generate_password_hash(passcode, method=_hash_method())
+
+
+def _dummy_hash() -> str:
+    method = _hash_method()
+    if method not in _DUMMY_HASHES:
+        _DUMMY_HASHES[method] = generate_password_hash(secrets.token_urlsafe(16), method=method)
+    return _DUMMY_HASHES[method]
 
 
 def token_hash(token: str) -> str:
@@ -150,7 +176,7 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
             event_id=ev.id,
             name=organizer,
             role="organizer",
-            passcode_hash=generate_password_hash(passcode),
+            passcode_hash=hash_passcode(passcode),
             token_hash=token_hash(token),
             token_expires_at=utcnow() + TOKEN_LIFETIME,
             grants=[],
@@ -278,7 +304,7 @@ def add_staff(db: Database, actor: Staff, form: dict, allowed_grants: set[str] =
             event_id=actor.event_id,
             name=name,
             role=role,
-            passcode_hash=generate_password_hash(passcode),
+            passcode_hash=hash_passcode(passcode),
             grants=grants,
         )
         s.add(st)
@@ -332,7 +358,7 @@ def set_staff(db: Database, actor: Staff, staff_id: object, form: dict) -> Staff
             st.role = role
             changes["role"] = role
         if passcode_raw not in (None, ""):
-            st.passcode_hash = generate_password_hash(parse_passcode(passcode_raw, st.role))
+            st.passcode_hash = hash_passcode(parse_passcode(passcode_raw, st.role))
             changes["passcode"] = "reset"
         if active is not None and active != st.active:
             if st.id == actor.id and not active:
@@ -405,7 +431,7 @@ def sign_in(db: Database, event_id: int, name: object, passcode: object, address
         raise JudgeappError(
             f"失敗が続いたため、{wait} 秒待ってからもう一度試してください。", 429, "signin_throttled"
         )
-    ok = check_password_hash(row.passcode_hash if row else _DUMMY_HASH, passcode) and row is not None
+    ok = check_password_hash(row.passcode_hash if row else _dummy_hash(), passcode) and row is not None
 
     def do(s: Session):
         t = s.get(SigninThrottle, key)
@@ -520,7 +546,7 @@ def join(db: Database, event_id: int, secret: object, name: object) -> Staff:
             name=name,
             role=link.role,
             grants=[],
-            passcode_hash=generate_password_hash(secrets.token_urlsafe(32)),
+            passcode_hash=hash_passcode(secrets.token_urlsafe(32)),
         )
         s.add(st)
         s.flush()
