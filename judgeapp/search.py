@@ -121,6 +121,9 @@ _QUERY_STOP = {
     )
 }
 
+# Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
+_QUESTION = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")}
+
 _space = SpaceSeparatedTokenizer()
 
 
@@ -354,6 +357,27 @@ def _contains(ids: np.ndarray, docnum: int) -> bool:
     """Whether a term's (sorted) posting list holds the document."""
     i = int(np.searchsorted(ids, docnum))
     return i < len(ids) and int(ids[i]) == docnum
+
+
+def _katakana(ch: str) -> bool:
+    """One katakana character (or the long-vowel mark): not a word boundary inside a katakana word."""
+    return len(ch) == 1 and ("\u30a1" <= ch <= "\u30fa" or ch == "ー")
+
+
+def _without_question_tail(chunk: str, words: list[Word]) -> str:
+    """A run of kana without the question it ends with (ダイバーってなに → ダイバー): cut after the last content
+    word that a question word follows; the run as typed when no question word ends it (まきもどし)."""
+    pos, end, tail = 0, None, False
+    for w in words:
+        at = chunk.find(w.surface, pos)
+        if at < 0:
+            return chunk
+        pos = at + len(w.surface)
+        if w.forms[0] in _QUESTION:
+            tail = True
+        elif w.forms[0] not in _QUERY_STOP:
+            end, tail = pos, False
+    return chunk[:end] if tail and end else chunk
 
 
 def word_pairs(words: list[Word]) -> list[str]:
@@ -757,7 +781,14 @@ class SearchIndex:
         """The query's content words, analysed once (a run of kana is also kept whole)."""
         out: list[QueryWord] = []
         for chunk in text.split():
-            words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
+            analysed = self.analyzer.words(chunk)
+            if is_kana(chunk):
+                cut = _without_question_tail(chunk, analysed)
+                if cut != chunk:
+                    chunk, analysed = cut, self.analyzer.words(cut)
+            words = [
+                x for w in analysed if w.forms[0] not in _QUERY_STOP for x in self._without_question_word(w)
+            ]
             if is_kana(chunk):
                 k = fold(to_katakana(chunk))
                 whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
@@ -766,6 +797,14 @@ class SearchIndex:
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
         return out[:24]
+
+    def _without_question_word(self, w: Word) -> list[Word]:
+        """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
+        has where it gives the answer (５枚, 3 年)."""
+        if len(w.parts) > 1 and w.parts[0] in _QUERY_STOP and fold(w.surface).startswith(w.parts[0]):
+            rest = w.surface[len(w.parts[0]) :]
+            return [x for x in self.analyzer.words(rest) if x.forms[0] not in _QUERY_STOP]
+        return [w]
 
     def _spellings(self, k: str) -> list[str]:
         """Corpus readings a katakana spelling may stand for when the corpus does not have it as written."""
@@ -859,7 +898,7 @@ class SearchIndex:
     def synonym_entries(self, text: str, words: list[QueryWord] | None = None) -> list[int]:
         """The synonym list's entries whose judge's word is in the query: as typed (ignoring width, kana,
         dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
-        s, _ = squash_map(text)
+        s, where = squash_map(text)
         found: list[int] = []
         for i in range(len(s)):
             for j in range(i + 1, min(len(s), i + self._max_key) + 1):
@@ -872,6 +911,11 @@ class SearchIndex:
                         and s[j : j + 1].isalnum()
                     ):
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
+                    a, b = where[i], where[j - 1]
+                    if (_katakana(text[a]) and _katakana(text[a - 1 : a])) or (
+                        _katakana(text[b]) and _katakana(text[b + 1 : b + 2])
+                    ):
+                        continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
                     found.append(e)
         lemmas = [qw.word.forms[0] for qw in (words if words is not None else self.analyse(text))]
         for i, lemma in enumerate(lemmas):
