@@ -169,6 +169,7 @@ WEIGHT = {
     "fuzzy": 0.5,  # a katakana word within one edit, a Latin name from its kana reading
     "phrase": 1.0,  # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
     "pairs": 0.5,  # two words side by side as in the text (ヘッドジャッジ|いる: ヘッドジャッジがいない)
+    "characters": 1.0,  # a word the corpus does not have, by its character pairs (all of them)
     "grams": 0.4,  # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05,  # some character pairs
 }
@@ -362,6 +363,13 @@ def _contains(ids: np.ndarray, docnum: int) -> bool:
 def _katakana(ch: str) -> bool:
     """One katakana character (or the long-vowel mark): not a word boundary inside a katakana word."""
     return len(ch) == 1 and ("\u30a1" <= ch <= "\u30fa" or ch == "ー")
+
+
+def _inside_katakana_word(text: str, a: int, b: int) -> bool:
+    """Whether text[a : b + 1] begins or ends inside a longer katakana word (ペナ in ペナルティ)."""
+    return (_katakana(text[a]) and _katakana(text[a - 1 : a] if a else "")) or (
+        _katakana(text[b]) and _katakana(text[b + 1 : b + 2])
+    )
 
 
 def _without_question_tail(chunk: str, words: list[Word]) -> str:
@@ -728,6 +736,7 @@ class SearchIndex:
         self.lexicon: dict[str, dict[str, list[str]]] = lex
         self.readings = set(lex["reading"])
         self.max_reading = max((len(r) for r in self.readings), default=1)
+        self._sorted_readings = sorted(self.readings)
         self.synonyms = synonyms or []
         self.analyzer = analyzer()
         self._analysed: dict[str, list[Word]] = {}
@@ -818,7 +827,22 @@ class SearchIndex:
                     found.extend(self._skeletons[near])
                 if cand != sk:
                     found.extend(self._skeletons.get(cand, ()))
+        if not found and is_kana(k):
+            found = self._truncated(k)
         return list(dict.fromkeys(found))[:8]
+
+    def _truncated(self, k: str) -> list[str]:
+        """Corpus readings a katakana word is the clipped start of, as judges clip loan words (レギュ for
+        レギュレーション): at least three characters typed and two left off, and only when few words fit."""
+        if len(k) < 3 or not all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in k):
+            return []
+        i = bisect.bisect_left(self._sorted_readings, k)
+        out: list[str] = []
+        while i < len(self._sorted_readings) and self._sorted_readings[i].startswith(k):
+            if len(self._sorted_readings[i]) >= len(k) + 2:
+                out.append(self._sorted_readings[i])
+            i += 1
+        return out if len(out) <= 3 else []
 
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
@@ -856,7 +880,24 @@ class SearchIndex:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
+        if self._unknown(qw):
+            # A word the corpus does not have (a card's nickname: ボルバル for ボルバルザーク) by its characters,
+            # weighing as one word whatever its length.
+            grams = list(dict.fromkeys(_bigrams(w.surface)))
+            if len(grams) >= 2:
+                boost = WEIGHT["characters"] / len(grams)
+                alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
         return Q.Or(alts)
+
+    def _unknown(self, qw: QueryWord) -> bool:
+        """Whether the corpus has the word in none of its forms (nor, typed in kana, as a reading)."""
+        w = qw.word
+        words = self.lexicon["words"]
+        return (
+            not any(f in words for f in w.forms)
+            and not any(p in words for p in w.parts)
+            and w.reading not in self.readings
+        )
 
     def _title_query(self, qw: QueryWord) -> Q.Query:
         """The word in the section's title (any of its forms, or its reading when typed in kana)."""
@@ -911,16 +952,19 @@ class SearchIndex:
                         and s[j : j + 1].isalnum()
                     ):
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
-                    a, b = where[i], where[j - 1]
-                    if (_katakana(text[a]) and _katakana(text[a - 1 : a])) or (
-                        _katakana(text[b]) and _katakana(text[b + 1 : b + 2])
-                    ):
+                    if _inside_katakana_word(text, where[i], where[j - 1]):
                         continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
                     found.append(e)
-        lemmas = [qw.word.forms[0] for qw in (words if words is not None else self.analyse(text))]
+        qws = words if words is not None else self.analyse(text)
+        lemmas = [qw.word.forms[0] for qw in qws]
         for i, lemma in enumerate(lemmas):
             for kl, e in self._synonym_by_lemma.get(lemma, ()):
                 if lemmas[i : i + len(kl)] == kl:
+                    first, last = qws[i].word.surface, qws[i + len(kl) - 1].word.surface
+                    a = text.find(first)
+                    b = text.find(last, max(a, 0)) + len(last) - 1
+                    if a >= 0 and b >= a and _inside_katakana_word(text, a, b):
+                        continue  # フロア in フロアルール: a part of a katakana compound
                     found.append(e)
         if not found and is_kana(s):
             spoken = to_katakana(s)
