@@ -722,6 +722,8 @@ class QueryWord:
     word: Word
     kana: bool  # typed in kana (its reading is matched too)
     chunk: str = ""  # the run of kana it is, when the whole run is matched as one word
+    # the texts' phrases for it when it is a judge's word of rules_corpus/synonyms.yaml (出禁: 出場停止)
+    phrases: tuple[Q.Query, ...] = ()
 
 
 class SearchIndex:
@@ -761,19 +763,25 @@ class SearchIndex:
         self._synonym_by_lemma: dict[str, list[tuple[list[str], int]]] = {}
         self._synonym_by_reading: dict[str, list[int]] = {}
         self._phrases: list[list[list[Word]]] = []
+        self._entry_keys: list[set[str]] = []  # what one query word may be to be an entry's key
         for i, (keys, means) in enumerate(self.synonyms):
             self._phrases.append([self._words(m) for m in means])
+            self._entry_keys.append(set())
             for k in keys:
                 key = squash(k)
                 if key:
                     self._synonym_by_key.setdefault(key, []).append(i)
+                    self._entry_keys[i].add(key)
                 lemmas = [w.forms[0] for w in self._words(k)]
                 if lemmas:
                     self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
+                if len(lemmas) == 1:
+                    self._entry_keys[i].add(lemmas[0])
                 # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
                 reading = "".join(w.reading for w in self._words(k))
                 if len(reading) >= 3:
                     self._synonym_by_reading.setdefault(reading, []).append(i)
+                    self._entry_keys[i].add(reading)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
 
     def _index_spellings(self) -> None:
@@ -869,6 +877,7 @@ class SearchIndex:
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
         for g in w.synonyms:
             alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
+        alts.extend(qw.phrases)
         if (
             (qw.kana or is_kana(w.surface))
             and w.reading not in self.readings
@@ -971,6 +980,40 @@ class SearchIndex:
             found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
         return list(dict.fromkeys(found))
 
+    def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
+        """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
+        however many words it has."""
+        out = []
+        for phrase in self._phrases[e]:
+            terms = [
+                self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in _QUERY_STOP
+            ]
+            if terms:
+                out.append(_weighted(Q.And(terms), WEIGHT["phrase"] / (len(terms) if one_word else 1)))
+        return out
+
+    def _attach_phrases(
+        self, words: list[QueryWord], entries: list[int]
+    ) -> tuple[list[QueryWord], list[int]]:
+        """The query's words with the phrases of the entries whose judge's word each one is (so that 出禁 盗み
+        counts as every word found where the text says 出場停止 and 窃盗), and the entries that are no one
+        word of the query (a key of several words: 勝ちを譲る), whose phrases stay signals of their own."""
+        if not entries:
+            return words, []
+        out = [copy.copy(qw) for qw in words]
+        loose = []
+        for e in entries:
+            keys = self._entry_keys[e]
+            hit = False
+            for qw in out:
+                w = qw.word
+                if squash(w.surface) in keys or w.forms[0] in keys or (qw.kana and w.reading in keys):
+                    qw.phrases = qw.phrases + tuple(self._phrase_queries(e))
+                    hit = True
+            if not hit:
+                loose.append(e)
+        return out, loose
+
     def query(self, text: str, words: list[QueryWord] | None = None) -> Q.Query | None:
         """The whole query as one Whoosh query: every signal at once, each with its weight (`WEIGHT`).
 
@@ -983,6 +1026,8 @@ class SearchIndex:
         keys = query_number_terms(text)
         if keys:  # once, however many of its forms the section has
             signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
+        entries = self.synonym_entries(text, words)
+        words, loose = self._attach_phrases(words, entries)
         word_queries = [self._word_query(qw) for qw in words]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
@@ -992,15 +1037,8 @@ class SearchIndex:
         if word_queries:
             signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
             signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
-        for e in self.synonym_entries(text, words):
-            for phrase in self._phrases[e]:
-                terms = [
-                    self._word_query(QueryWord(w, kana=False))
-                    for w in phrase
-                    if w.forms[0] not in _QUERY_STOP
-                ]
-                if terms:
-                    signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
+        for e in loose:
+            signals.extend(self._phrase_queries(e, one_word=False))
         pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
         if pairs:
             signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
