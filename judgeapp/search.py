@@ -975,6 +975,16 @@ class SearchIndex:
                     if a >= 0 and b >= a and _inside_katakana_word(text, a, b):
                         continue  # フロア in フロアルール: a part of a katakana compound
                     found.append(e)
+        # Latin words typed for a katakana term (game loss for ゲームロス): their katakana forms joined.
+        run: list[str] = []
+        for qw in [*qws, None]:
+            w = qw.word if qw is not None else None
+            if w is not None and w.surface.isascii() and w.forms[0] != fold(w.surface):
+                run.append(w.forms[0])
+                continue
+            if len(run) > 1:
+                found += self._synonym_by_key.get(squash("".join(run)), [])
+            run = []
         if not found and is_kana(s):
             spoken = to_katakana(s)
             found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
