@@ -789,6 +789,7 @@ class SearchIndex:
         maps = self.lexicon.get("spellings") or spelling_maps(self.readings, self.lexicon["words"])
         self._skeletons = maps["skeletons"]
         self._skeleton_deletes = maps["deletes"]
+        self._max_skeleton = max((len(k) for k in self._skeletons), default=1)
         self._latin = maps["latin"]
         self._letters = maps["letters"]
 
@@ -872,6 +873,15 @@ class SearchIndex:
             pieces = self._segment_reading(w.reading)
             if len(pieces) > 1:
                 alts.append(Q.And([Q.Term("reading", p, boost=WEIGHT["segments"]) for p in pieces]))
+            elif not pieces and w.reading not in self.readings:
+                # the run cut into the corpus's words by their skeletons (シングルエリミネーッション)
+                near = self._segment_skeleton(w.reading)
+                if len(near) > 1:
+                    alts.append(
+                        Q.And(
+                            [Q.Or([Q.Term("reading", r) for r in rs]) for rs in near], boost=WEIGHT["fuzzy"]
+                        )
+                    )
         if w.parts:
             parts = [Q.Term("words", p) for p in w.parts]
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
@@ -937,6 +947,24 @@ class SearchIndex:
             else:
                 i += 1
         return pieces if covered >= 0.7 * len(k) else []
+
+    def _segment_skeleton(self, k: str) -> list[list[str]]:
+        """A katakana run that no reading segments, cut by skeletons (`textnorm.kana_skeleton`: a mora dropped
+        or doubled, a voiced mark lost) into the corpus's words: the readings each piece may be."""
+        sk = kana_skeleton(k)
+        pieces: list[list[str]] = []
+        i = covered = 0
+        while i < len(sk):
+            for j in range(min(len(sk), i + self._max_skeleton), i + 1, -1):
+                found = self._skeletons.get(sk[i:j])
+                if found:
+                    pieces.append(found[:4])
+                    covered += j - i
+                    i = j
+                    break
+            else:
+                i += 1
+        return pieces if covered >= 0.8 * len(sk) else []
 
     def words_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
         """The words of a text, all of them (`and`) or any (`or`)."""
