@@ -932,6 +932,17 @@ class SearchIndex:
                 alts.append(Q.Term("title", surface))
                 if len(surface) >= 2:
                     alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(_bigrams(surface))]))
+        if qw.chunk and w.reading not in self.readings:  # a run of kana read as several words (すぺあかーど)
+            pieces = self._segment_reading(w.reading)
+            if len(pieces) > 1:
+                alts.append(
+                    Q.And(
+                        [
+                            Q.Or([Q.Term("title", x) for x in self.lexicon["reading"].get(p, ())[:3]])
+                            for p in pieces
+                        ]
+                    )
+                )
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
