@@ -869,7 +869,7 @@ class SearchIndex:
             alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
         if qw.kana:
             alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
-        if qw.chunk:
+        if qw.chunk and not qw.phrases:  # (a judge's word read whole is not cut: かけごと is not かけ + ごと)
             pieces = self._segment_reading(w.reading)
             if len(pieces) > 1:
                 alts.append(Q.And([Q.Term("reading", p, boost=WEIGHT["segments"]) for p in pieces]))
