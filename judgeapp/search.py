@@ -56,7 +56,7 @@ from .yamlload import load_yaml
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "7"
+ANALYZER_VERSION = "8"
 
 
 def _analysis_version() -> str:
@@ -151,6 +151,7 @@ SCHEMA = Schema(
     syn=TermsField(analyzer=_space, phrase=False),
     pairs=TermsField(analyzer=_space, phrase=False),
     title_grams=TermsField(analyzer=_space, phrase=False),
+    title_topic=KEYWORD(scorable=False),  # the title's topic words as one term (`title_topic`)
     title_text=STORED,
     doc_title=STORED,
     text=STORED,
@@ -162,6 +163,7 @@ WEIGHT = {
     "number": 60.0,  # the section number, however written
     "all": 1.0,  # every word of the query in the section (added to "any")
     "title": 1.0,  # every word of the query in the section's title
+    "topic": 0.5,  # the query's words are the title's topic (シャッフル: Ⅰ. シャッフルに関して)
     "most": 0.5,  # all words but one (queries of 3 to 5 words): one noise word does not sink a section
     "segments": 0.8,  # a run of kana read as several of the corpus's readings
     "any": 1.0,  # each word found
@@ -388,6 +390,28 @@ def _without_question_tail(chunk: str, words: list[Word]) -> str:
     return chunk[:end] if tail and end else chunk
 
 
+# Words of a title that name no topic: how headings are worded (〜に関して, 〜について, 〜による, 〜の皆さんへ).
+_TITLE_LIGHT = {
+    fold(w)
+    for w in ("関する", "付く", "因る", "依る", "対する", "当たる", "於ける", "皆", "さん", "第", "章", "節")
+}
+_NUMBERING = re.compile(r"[0-9]+|[a-z]{1,2}|[ivxlc]+")
+
+
+def title_topic(words: list[Word]) -> str:
+    """A title's topic as one term: its words' first forms, sorted, without the section number and the
+    heading's wording (Ⅰ. シャッフルに関して → シャッフル). A query whose words are the topic, and nothing else
+    of the title is missing, asks for that section rather than for one that mentions the words."""
+    forms = {
+        w.forms[0]
+        for w in words
+        if w.forms[0] not in _TITLE_LIGHT
+        and w.forms[0] not in _QUERY_STOP
+        and not _NUMBERING.fullmatch(w.forms[0])
+    }
+    return "|".join(sorted(forms))
+
+
 def word_pairs(words: list[Word]) -> list[str]:
     """Each two neighbouring words (their first form), the order kept: where a query's words stand side by
     side in a section, as they do in the judge's phrase, the section is the likelier answer."""
@@ -440,6 +464,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 reading=[w.reading for w in body_words + title_words],
                 grams=_bigrams(d.title) + _bigrams(d.text),
                 title_grams=_bigrams(d.title),
+                title_topic=title_topic(title_words),
                 title_text=d.title,
                 doc_title=d.doc_title,
                 text=d.text,
@@ -1085,7 +1110,11 @@ class SearchIndex:
                 signals.append(_weighted(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"]))
         if word_queries:
             signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
-            signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
+            in_title = Q.And([self._title_query(qw) for qw in words])
+            signals.append(_weighted(in_title, WEIGHT["title"]))
+            topic = title_topic([qw.word for qw in words])
+            if topic:  # the title's words are the query's: the title signal counts again
+                signals.append(_weighted(Q.Require(in_title, Q.Term("title_topic", topic)), WEIGHT["topic"]))
         for e in loose:
             signals.extend(self._phrase_queries(e, one_word=False))
         pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
