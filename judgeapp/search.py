@@ -1114,7 +1114,9 @@ class SearchIndex:
             signals.append(_weighted(in_title, WEIGHT["title"]))
             topic = title_topic([qw.word for qw in words])
             if topic:  # the title's words are the query's: the title signal counts again
-                signals.append(_weighted(Q.Require(in_title, Q.Term("title_topic", topic)), WEIGHT["topic"]))
+                # (an And, not a Require: Whoosh would not weigh a Require; a score of 0 Whoosh reads as 1)
+                is_topic = Q.ConstantScoreQuery(Q.Term("title_topic", topic), 1e-6)
+                signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
         for e in loose:
             signals.extend(self._phrase_queries(e, one_word=False))
         pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
