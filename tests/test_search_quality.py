@@ -7,6 +7,8 @@
   tuning table by another such writer; the tuning tables are what the analysis was tuned on, the
   reporting half is never read by a developer: its figures come from here and the bench.
   Done when the reporting half has top 5 ≥95% and first ≥85% (not yet: see REPORT_BAR);
+- tests/cases/search_unseen_tune3.yaml and search_unseen_check3.yaml: a third table written from the texts
+  only, split the same way: tune3 is tuned on, check3 is a reporting half (figures only, never its rows);
 - tests/cases/search_spelling.yaml: loose spellings (katakana within one edit, Latin names typed in kana,
   section numbers written another way): every row in the top 5, the first for ≥90%.
 """
@@ -117,7 +119,9 @@ REPORT_BAR = pytest.mark.xfail(
     [
         ("search_unseen_tune.yaml", (0.95, 0.85)),
         ("search_unseen_tune2.yaml", (0.95, 0.85)),
+        ("search_unseen_tune3.yaml", (0.95, 0.87)),
         ("search_unseen_report.yaml", (0.95, 0.80)),
+        ("search_unseen_check3.yaml", (0.90, 0.65)),
         pytest.param("search_unseen_report.yaml", (0.95, 0.85), marks=REPORT_BAR, id="report-done-when"),
     ],
 )
