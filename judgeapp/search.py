@@ -230,6 +230,7 @@ class Word:
     # a grammatical word in a content word's place: a verb that can be auxiliary right after て/で (〜てくる,
     # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
     aux: bool = False
+    suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
 
 
 class Analyzer:
@@ -253,6 +254,11 @@ class Analyzer:
                         for k, m in enumerate(morphemes):
                             if m.part_of_speech()[0] not in _DROP_POS:
                                 out.append(self._word(m, _is_aux(m, morphemes[k - 1] if k else None)))
+                                out[-1].suffix = (
+                                    m.part_of_speech()[0] == "接尾辞"
+                                    and k > 0
+                                    and morphemes[k - 1].part_of_speech()[1] != "数詞"  # a counter: 2枚
+                                )
         return [w for w in out if w.forms]
 
     def _word(self, m, aux: bool = False) -> Word:
@@ -1102,7 +1108,9 @@ class SearchIndex:
             signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
-        word_queries = [self._word_query(qw) for qw in words]
+        # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
+        core = [qw for qw in words if not qw.word.suffix] or words
+        word_queries = [self._word_query(qw) for qw in core]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
         if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
