@@ -851,8 +851,12 @@ class SearchIndex:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
         has where it gives the answer (５枚, 3 年)."""
         if len(w.parts) > 1 and w.parts[0] in _QUERY_STOP and fold(w.surface).startswith(w.parts[0]):
-            rest = w.surface[len(w.parts[0]) :]
-            return [x for x in self.analyzer.words(rest) if x.forms[0] not in _QUERY_STOP]
+            rest = [
+                x for x in self.analyzer.words(w.surface[len(w.parts[0]) :]) if x.forms[0] not in _QUERY_STOP
+            ]
+            for x in rest:
+                x.suffix = True  # a counter asked for: it ranks, it is not required
+            return rest
         return [w]
 
     def _spellings(self, k: str) -> list[str]:
