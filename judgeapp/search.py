@@ -149,6 +149,7 @@ SCHEMA = Schema(
     reading=TermsField(analyzer=_space, phrase=False),
     grams=TermsField(analyzer=_space, phrase=False),
     syn=TermsField(analyzer=_space, phrase=False),
+    kanji=TermsField(analyzer=_space, phrase=False),  # each word's kanji (`kanji_stem`: 繰り下げ → 繰下)
     pairs=TermsField(analyzer=_space, phrase=False),
     title_grams=TermsField(analyzer=_space, phrase=False),
     title_topic=KEYWORD(scorable=False),  # the title's topic words as one term (`title_topic`)
@@ -404,6 +405,16 @@ _TITLE_LIGHT = {
 _NUMBERING = re.compile(r"[0-9]+|[a-z]{1,2}|[ivxlc]+")
 
 
+_KANJI_RE = re.compile(r"[\u4e00-\u9fff々]")
+
+
+def kanji_stem(surface: str) -> str:
+    """A word's kanji, when it has two or more: the words of one family share them whatever their okurigana
+    and inflection (繰り下がる, 繰り下げ, 繰下げ → 繰下; 間違えて, 間違い → 間違)."""
+    stem = "".join(_KANJI_RE.findall(surface))
+    return stem if len(stem) >= 2 else ""
+
+
 def title_topic(words: list[Word]) -> str:
     """A title's topic as one term: its words' first forms, sorted, without the section number and the
     heading's wording (Ⅰ. シャッフルに関して → シャッフル). A query whose words are the topic, and nothing else
@@ -464,6 +475,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 doc=d.doc,
                 number=" ".join(number_terms(d.numbers)),
                 syn=[str(g) for w in body_words + title_words for g in w.synonyms],
+                kanji=[k for w in body_words + title_words if (k := kanji_stem(w.surface))],
                 pairs=word_pairs(body_words) + word_pairs(title_words),
                 title=terms(title_words),
                 words=terms(body_words),
@@ -934,6 +946,10 @@ class SearchIndex:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
+        stem = kanji_stem(w.surface)
+        if stem and w.forms[0] not in self.lexicon["words"]:
+            # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
+            alts.append(Q.Term("kanji", stem, boost=WEIGHT["fuzzy"]))
         if self._unknown(qw):
             # A word the corpus does not have (a card's nickname: ボルバル for ボルバルザーク) by its characters,
             # weighing as one word whatever its length.
