@@ -947,17 +947,21 @@ class SearchIndex:
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
         stem = kanji_stem(w.surface)
-        if stem and w.forms[0] not in self.lexicon["words"]:
+        if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
             # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
             alts.append(Q.Term("kanji", stem, boost=WEIGHT["fuzzy"]))
         if self._unknown(qw):
             # A word the corpus does not have (a card's nickname: ボルバル for ボルバルザーク) by its characters,
             # weighing as one word whatever its length.
             grams = list(dict.fromkeys(_bigrams(w.surface)))
-            if len(grams) >= 2:
+            if len(grams) >= 2 and all(self._has("grams", g) for g in grams):
                 boost = WEIGHT["characters"] / len(grams)
                 alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
         return Q.Or(alts)
+
+    def _has(self, field: str, text: str) -> bool:
+        """Whether the index has the term (a query part that can match nothing is left out)."""
+        return len(self._evaluator.postings(field, text)[0]) > 0
 
     def _unknown(self, qw: QueryWord) -> bool:
         """Whether the corpus has the word in none of its forms (nor, typed in kana, as a reading)."""
@@ -1141,7 +1145,7 @@ class SearchIndex:
             in_title = Q.And([self._title_query(qw) for qw in words])
             signals.append(_weighted(in_title, WEIGHT["title"]))
             topic = title_topic([qw.word for qw in words])
-            if topic:  # the title's words are the query's: the title signal counts again
+            if topic and self._has("title_topic", topic):  # the title's words are the query's: title again
                 # (an And, not a Require: Whoosh would not weigh a Require; a score of 0 Whoosh reads as 1)
                 is_topic = Q.ConstantScoreQuery(Q.Term("title_topic", topic), 1e-6)
                 signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
