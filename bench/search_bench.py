@@ -11,7 +11,7 @@ original). Peers:
   them up first (exact-substring matchers: they show what no folding costs);
 - Groonga is left out: the machine has no `groonga` command.
 Query tables: tests/cases/search_queries.yaml (ours, old) and, when present, the unseen tables written by
-someone who never saw our code (tuning half and reporting half). Prints recall@5 and first hit per table,
+someone who never saw our code (tuning halves tune, tune2, tune3; reporting halves report and check3). Prints recall@5 and first hit per table,
 query time median/p95 over every table's queries, index build time and size, and the ratios issue 10 asks
 for.
 """
@@ -44,7 +44,9 @@ TABLES = {
         ("old", "search_queries.yaml"),
         ("unseen tune", "search_unseen_tune.yaml"),
         ("unseen tune2", "search_unseen_tune2.yaml"),
+        ("unseen tune3", "search_unseen_tune3.yaml"),
         ("unseen report", "search_unseen_report.yaml"),
+        ("unseen check3", "search_unseen_check3.yaml"),
     )
 }
 QUERIES = {name: yaml.safe_load(p.read_text(encoding="utf-8")) for name, p in TABLES.items() if p.exists()}
@@ -439,8 +441,8 @@ def main(argv: list[str]) -> None:
     """`python bench/search_bench.py [SIZE ...] [--no-report] [--engines ours,tantivy,...]`.
 
     SIZEs are the scaled corpus sizes (default 10000; the real corpus always runs). `--no-report` leaves the
-    reporting half out (its queries leave the timing set too): for measuring speed while tuning, since the
-    reporting half's figure is read only a few times. `--engines` picks engines by the first word of their
+    reporting halves out (unseen report and unseen check3; their queries leave the timing set too): for
+    measuring speed while tuning, since a reporting half's figure is read only a few times. `--engines` picks engines by the first word of their
     names (ours, fair, tantivy, stock, sqlite)."""
     import argparse
 
@@ -452,6 +454,7 @@ def main(argv: list[str]) -> None:
     global ENGINES
     if args.no_report:
         QUERIES.pop("unseen report", None)
+        QUERIES.pop("unseen check3", None)
     if args.engines:
         wanted = set(args.engines.split(","))
         ENGINES = tuple(e for e in ENGINES if e.name.split()[0] in wanted)

@@ -56,7 +56,7 @@ from .yamlload import load_yaml
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "7"
+ANALYZER_VERSION = "8"
 
 
 def _analysis_version() -> str:
@@ -121,6 +121,9 @@ _QUERY_STOP = {
     )
 }
 
+# Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
+_QUESTION = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")}
+
 _space = SpaceSeparatedTokenizer()
 
 
@@ -146,8 +149,10 @@ SCHEMA = Schema(
     reading=TermsField(analyzer=_space, phrase=False),
     grams=TermsField(analyzer=_space, phrase=False),
     syn=TermsField(analyzer=_space, phrase=False),
+    kanji=TermsField(analyzer=_space, phrase=False),  # each word's kanji (`kanji_stem`: 繰り下げ → 繰下)
     pairs=TermsField(analyzer=_space, phrase=False),
     title_grams=TermsField(analyzer=_space, phrase=False),
+    title_topic=KEYWORD(scorable=False),  # the title's topic words as one term (`title_topic`)
     title_text=STORED,
     doc_title=STORED,
     text=STORED,
@@ -159,6 +164,7 @@ WEIGHT = {
     "number": 60.0,  # the section number, however written
     "all": 1.0,  # every word of the query in the section (added to "any")
     "title": 1.0,  # every word of the query in the section's title
+    "topic": 0.5,  # the query's words are the title's topic (シャッフル: Ⅰ. シャッフルに関して)
     "most": 0.5,  # all words but one (queries of 3 to 5 words): one noise word does not sink a section
     "segments": 0.8,  # a run of kana read as several of the corpus's readings
     "any": 1.0,  # each word found
@@ -166,6 +172,7 @@ WEIGHT = {
     "fuzzy": 0.5,  # a katakana word within one edit, a Latin name from its kana reading
     "phrase": 1.0,  # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
     "pairs": 0.5,  # two words side by side as in the text (ヘッドジャッジ|いる: ヘッドジャッジがいない)
+    "characters": 1.0,  # a word the corpus does not have, by its character pairs (all of them)
     "grams": 0.4,  # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05,  # some character pairs
 }
@@ -224,6 +231,7 @@ class Word:
     # a grammatical word in a content word's place: a verb that can be auxiliary right after て/で (〜てくる,
     # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
     aux: bool = False
+    suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
 
 
 class Analyzer:
@@ -247,6 +255,11 @@ class Analyzer:
                         for k, m in enumerate(morphemes):
                             if m.part_of_speech()[0] not in _DROP_POS:
                                 out.append(self._word(m, _is_aux(m, morphemes[k - 1] if k else None)))
+                                out[-1].suffix = (
+                                    m.part_of_speech()[0] == "接尾辞"
+                                    and k > 0
+                                    and morphemes[k - 1].part_of_speech()[1] != "数詞"  # a counter: 2枚
+                                )
         return [w for w in out if w.forms]
 
     def _word(self, m, aux: bool = False) -> Word:
@@ -356,6 +369,66 @@ def _contains(ids: np.ndarray, docnum: int) -> bool:
     return i < len(ids) and int(ids[i]) == docnum
 
 
+def _katakana(ch: str) -> bool:
+    """One katakana character (or the long-vowel mark): not a word boundary inside a katakana word."""
+    return len(ch) == 1 and ("\u30a1" <= ch <= "\u30fa" or ch == "ー")
+
+
+def _inside_katakana_word(text: str, a: int, b: int) -> bool:
+    """Whether text[a : b + 1] begins or ends inside a longer katakana word (ペナ in ペナルティ)."""
+    return (_katakana(text[a]) and _katakana(text[a - 1 : a] if a else "")) or (
+        _katakana(text[b]) and _katakana(text[b + 1 : b + 2])
+    )
+
+
+def _without_question_tail(chunk: str, words: list[Word]) -> str:
+    """A run of kana without the question it ends with (ダイバーってなに → ダイバー): cut after the last content
+    word that a question word follows; the run as typed when no question word ends it (まきもどし)."""
+    pos, end, tail = 0, None, False
+    for w in words:
+        at = chunk.find(w.surface, pos)
+        if at < 0:
+            return chunk
+        pos = at + len(w.surface)
+        if w.forms[0] in _QUESTION:
+            tail = True
+        elif w.forms[0] not in _QUERY_STOP:
+            end, tail = pos, False
+    return chunk[:end] if tail and end else chunk
+
+
+# Words of a title that name no topic: how headings are worded (〜に関して, 〜について, 〜による, 〜の皆さんへ).
+_TITLE_LIGHT = {
+    fold(w)
+    for w in ("関する", "付く", "因る", "依る", "対する", "当たる", "於ける", "皆", "さん", "第", "章", "節")
+}
+_NUMBERING = re.compile(r"[0-9]+|[a-z]{1,2}|[ivxlc]+")
+
+
+_KANJI_RE = re.compile(r"[\u4e00-\u9fff々]")
+
+
+def kanji_stem(surface: str) -> str:
+    """A word's kanji, when it has two or more: the words of one family share them whatever their okurigana
+    and inflection (繰り下がる, 繰り下げ, 繰下げ → 繰下; 間違えて, 間違い → 間違)."""
+    stem = "".join(_KANJI_RE.findall(surface))
+    return stem if len(stem) >= 2 else ""
+
+
+def title_topic(words: list[Word]) -> str:
+    """A title's topic as one term: its words' first forms, sorted, without the section number and the
+    heading's wording (Ⅰ. シャッフルに関して → シャッフル). A query whose words are the topic, and nothing else
+    of the title is missing, asks for that section rather than for one that mentions the words."""
+    forms = {
+        w.forms[0]
+        for w in words
+        if w.forms[0] not in _TITLE_LIGHT
+        and w.forms[0] not in _QUERY_STOP
+        and not _NUMBERING.fullmatch(w.forms[0])
+    }
+    return "|".join(sorted(forms))
+
+
 def word_pairs(words: list[Word]) -> list[str]:
     """Each two neighbouring words (their first form), the order kept: where a query's words stand side by
     side in a section, as they do in the judge's phrase, the section is the likelier answer."""
@@ -402,12 +475,14 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
                 doc=d.doc,
                 number=" ".join(number_terms(d.numbers)),
                 syn=[str(g) for w in body_words + title_words for g in w.synonyms],
+                kanji=[k for w in body_words + title_words if (k := kanji_stem(w.surface))],
                 pairs=word_pairs(body_words) + word_pairs(title_words),
                 title=terms(title_words),
                 words=terms(body_words),
                 reading=[w.reading for w in body_words + title_words],
                 grams=_bigrams(d.title) + _bigrams(d.text),
                 title_grams=_bigrams(d.title),
+                title_topic=title_topic(title_words),
                 title_text=d.title,
                 doc_title=d.doc_title,
                 text=d.text,
@@ -690,6 +765,8 @@ class QueryWord:
     word: Word
     kana: bool  # typed in kana (its reading is matched too)
     chunk: str = ""  # the run of kana it is, when the whole run is matched as one word
+    # the texts' phrases for it when it is a judge's word of rules_corpus/synonyms.yaml (出禁: 出場停止)
+    phrases: tuple[Q.Query, ...] = ()
 
 
 class SearchIndex:
@@ -704,6 +781,7 @@ class SearchIndex:
         self.lexicon: dict[str, dict[str, list[str]]] = lex
         self.readings = set(lex["reading"])
         self.max_reading = max((len(r) for r in self.readings), default=1)
+        self._sorted_readings = sorted(self.readings)
         self.synonyms = synonyms or []
         self.analyzer = analyzer()
         self._analysed: dict[str, list[Word]] = {}
@@ -728,19 +806,25 @@ class SearchIndex:
         self._synonym_by_lemma: dict[str, list[tuple[list[str], int]]] = {}
         self._synonym_by_reading: dict[str, list[int]] = {}
         self._phrases: list[list[list[Word]]] = []
+        self._entry_keys: list[set[str]] = []  # what one query word may be to be an entry's key
         for i, (keys, means) in enumerate(self.synonyms):
             self._phrases.append([self._words(m) for m in means])
+            self._entry_keys.append(set())
             for k in keys:
                 key = squash(k)
                 if key:
                     self._synonym_by_key.setdefault(key, []).append(i)
+                    self._entry_keys[i].add(key)
                 lemmas = [w.forms[0] for w in self._words(k)]
                 if lemmas:
                     self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
+                if len(lemmas) == 1:
+                    self._entry_keys[i].add(lemmas[0])
                 # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
                 reading = "".join(w.reading for w in self._words(k))
                 if len(reading) >= 3:
                     self._synonym_by_reading.setdefault(reading, []).append(i)
+                    self._entry_keys[i].add(reading)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
 
     def _index_spellings(self) -> None:
@@ -748,6 +832,7 @@ class SearchIndex:
         maps = self.lexicon.get("spellings") or spelling_maps(self.readings, self.lexicon["words"])
         self._skeletons = maps["skeletons"]
         self._skeleton_deletes = maps["deletes"]
+        self._max_skeleton = max((len(k) for k in self._skeletons), default=1)
         self._latin = maps["latin"]
         self._letters = maps["letters"]
 
@@ -757,7 +842,14 @@ class SearchIndex:
         """The query's content words, analysed once (a run of kana is also kept whole)."""
         out: list[QueryWord] = []
         for chunk in text.split():
-            words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
+            analysed = self.analyzer.words(chunk)
+            if is_kana(chunk):
+                cut = _without_question_tail(chunk, analysed)
+                if cut != chunk:
+                    chunk, analysed = cut, self.analyzer.words(cut)
+            words = [
+                x for w in analysed if w.forms[0] not in _QUERY_STOP for x in self._without_question_word(w)
+            ]
             if is_kana(chunk):
                 k = fold(to_katakana(chunk))
                 whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
@@ -766,6 +858,18 @@ class SearchIndex:
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
         return out[:24]
+
+    def _without_question_word(self, w: Word) -> list[Word]:
+        """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
+        has where it gives the answer (５枚, 3 年)."""
+        if len(w.parts) > 1 and w.parts[0] in _QUERY_STOP and fold(w.surface).startswith(w.parts[0]):
+            rest = [
+                x for x in self.analyzer.words(w.surface[len(w.parts[0]) :]) if x.forms[0] not in _QUERY_STOP
+            ]
+            for x in rest:
+                x.suffix = True  # a counter asked for: it ranks, it is not required
+            return rest
+        return [w]
 
     def _spellings(self, k: str) -> list[str]:
         """Corpus readings a katakana spelling may stand for when the corpus does not have it as written."""
@@ -779,7 +883,22 @@ class SearchIndex:
                     found.extend(self._skeletons[near])
                 if cand != sk:
                     found.extend(self._skeletons.get(cand, ()))
+        if not found and is_kana(k):
+            found = self._truncated(k)
         return list(dict.fromkeys(found))[:8]
+
+    def _truncated(self, k: str) -> list[str]:
+        """Corpus readings a katakana word is the clipped start of, as judges clip loan words (レギュ for
+        レギュレーション): at least three characters typed and two left off, and only when few words fit."""
+        if len(k) < 3 or not all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in k):
+            return []
+        i = bisect.bisect_left(self._sorted_readings, k)
+        out: list[str] = []
+        while i < len(self._sorted_readings) and self._sorted_readings[i].startswith(k):
+            if len(self._sorted_readings[i]) >= len(k) + 2:
+                out.append(self._sorted_readings[i])
+            i += 1
+        return out if len(out) <= 3 else []
 
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
@@ -797,15 +916,25 @@ class SearchIndex:
             alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
         if qw.kana:
             alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
-        if qw.chunk:
+        if qw.chunk and not qw.phrases:  # (a judge's word read whole is not cut: かけごと is not かけ + ごと)
             pieces = self._segment_reading(w.reading)
             if len(pieces) > 1:
                 alts.append(Q.And([Q.Term("reading", p, boost=WEIGHT["segments"]) for p in pieces]))
+            elif not pieces and w.reading not in self.readings:
+                # the run cut into the corpus's words by their skeletons (シングルエリミネーッション)
+                near = self._segment_skeleton(w.reading)
+                if len(near) > 1:
+                    alts.append(
+                        Q.And(
+                            [Q.Or([Q.Term("reading", r) for r in rs]) for rs in near], boost=WEIGHT["fuzzy"]
+                        )
+                    )
         if w.parts:
             parts = [Q.Term("words", p) for p in w.parts]
             alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
         for g in w.synonyms:
             alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
+        alts.extend(qw.phrases)
         if (
             (qw.kana or is_kana(w.surface))
             and w.reading not in self.readings
@@ -817,7 +946,32 @@ class SearchIndex:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
+        stem = kanji_stem(w.surface)
+        if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
+            # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
+            alts.append(Q.Term("kanji", stem, boost=WEIGHT["fuzzy"]))
+        if self._unknown(qw):
+            # A word the corpus does not have (a card's nickname: ボルバル for ボルバルザーク) by its characters,
+            # weighing as one word whatever its length.
+            grams = list(dict.fromkeys(_bigrams(w.surface)))
+            if len(grams) >= 2 and all(self._has("grams", g) for g in grams):
+                boost = WEIGHT["characters"] / len(grams)
+                alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
         return Q.Or(alts)
+
+    def _has(self, field: str, text: str) -> bool:
+        """Whether the index has the term (a query part that can match nothing is left out)."""
+        return len(self._evaluator.postings(field, text)[0]) > 0
+
+    def _unknown(self, qw: QueryWord) -> bool:
+        """Whether the corpus has the word in none of its forms (nor, typed in kana, as a reading)."""
+        w = qw.word
+        words = self.lexicon["words"]
+        return (
+            not any(f in words for f in w.forms)
+            and not any(p in words for p in w.parts)
+            and w.reading not in self.readings
+        )
 
     def _title_query(self, qw: QueryWord) -> Q.Query:
         """The word in the section's title (any of its forms, or its reading when typed in kana)."""
@@ -833,6 +987,17 @@ class SearchIndex:
                 alts.append(Q.Term("title", surface))
                 if len(surface) >= 2:
                     alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(_bigrams(surface))]))
+        if qw.chunk and w.reading not in self.readings:  # a run of kana read as several words (すぺあかーど)
+            pieces = self._segment_reading(w.reading)
+            if len(pieces) > 1:
+                alts.append(
+                    Q.And(
+                        [
+                            Q.Or([Q.Term("title", x) for x in self.lexicon["reading"].get(p, ())[:3]])
+                            for p in pieces
+                        ]
+                    )
+                )
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
@@ -849,6 +1014,24 @@ class SearchIndex:
                 i += 1
         return pieces if covered >= 0.7 * len(k) else []
 
+    def _segment_skeleton(self, k: str) -> list[list[str]]:
+        """A katakana run that no reading segments, cut by skeletons (`textnorm.kana_skeleton`: a mora dropped
+        or doubled, a voiced mark lost) into the corpus's words: the readings each piece may be."""
+        sk = kana_skeleton(k)
+        pieces: list[list[str]] = []
+        i = covered = 0
+        while i < len(sk):
+            for j in range(min(len(sk), i + self._max_skeleton), i + 1, -1):
+                found = self._skeletons.get(sk[i:j])
+                if found:
+                    pieces.append(found[:4])
+                    covered += j - i
+                    i = j
+                    break
+            else:
+                i += 1
+        return pieces if covered >= 0.8 * len(sk) else []
+
     def words_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
         """The words of a text, all of them (`and`) or any (`or`)."""
         parts = [self._word_query(qw, mode) for qw in self.analyse(text)]
@@ -859,7 +1042,7 @@ class SearchIndex:
     def synonym_entries(self, text: str, words: list[QueryWord] | None = None) -> list[int]:
         """The synonym list's entries whose judge's word is in the query: as typed (ignoring width, kana,
         dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
-        s, _ = squash_map(text)
+        s, where = squash_map(text)
         found: list[int] = []
         for i in range(len(s)):
             for j in range(i + 1, min(len(s), i + self._max_key) + 1):
@@ -872,16 +1055,68 @@ class SearchIndex:
                         and s[j : j + 1].isalnum()
                     ):
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
+                    if _inside_katakana_word(text, where[i], where[j - 1]):
+                        continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
                     found.append(e)
-        lemmas = [qw.word.forms[0] for qw in (words if words is not None else self.analyse(text))]
+        qws = words if words is not None else self.analyse(text)
+        lemmas = [qw.word.forms[0] for qw in qws]
         for i, lemma in enumerate(lemmas):
             for kl, e in self._synonym_by_lemma.get(lemma, ()):
                 if lemmas[i : i + len(kl)] == kl:
+                    first, last = qws[i].word.surface, qws[i + len(kl) - 1].word.surface
+                    a = text.find(first)
+                    b = text.find(last, max(a, 0)) + len(last) - 1
+                    if a >= 0 and b >= a and _inside_katakana_word(text, a, b):
+                        continue  # フロア in フロアルール: a part of a katakana compound
                     found.append(e)
+        # Latin words typed for a katakana term (game loss for ゲームロス): their katakana forms joined.
+        run: list[str] = []
+        for qw in [*qws, None]:
+            w = qw.word if qw is not None else None
+            if w is not None and w.surface.isascii() and w.forms[0] != fold(w.surface):
+                run.append(w.forms[0])
+                continue
+            if len(run) > 1:
+                found += self._synonym_by_key.get(squash("".join(run)), [])
+            run = []
         if not found and is_kana(s):
             spoken = to_katakana(s)
             found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
         return list(dict.fromkeys(found))
+
+    def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
+        """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
+        however many words it has."""
+        out = []
+        for phrase in self._phrases[e]:
+            terms = [
+                self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in _QUERY_STOP
+            ]
+            if terms:
+                out.append(_weighted(Q.And(terms), WEIGHT["phrase"] / (len(terms) if one_word else 1)))
+        return out
+
+    def _attach_phrases(
+        self, words: list[QueryWord], entries: list[int]
+    ) -> tuple[list[QueryWord], list[int]]:
+        """The query's words with the phrases of the entries whose judge's word each one is (so that 出禁 盗み
+        counts as every word found where the text says 出場停止 and 窃盗), and the entries that are no one
+        word of the query (a key of several words: 勝ちを譲る), whose phrases stay signals of their own."""
+        if not entries:
+            return words, []
+        out = [copy.copy(qw) for qw in words]
+        loose = []
+        for e in entries:
+            keys = self._entry_keys[e]
+            hit = False
+            for qw in out:
+                w = qw.word
+                if squash(w.surface) in keys or w.forms[0] in keys or (qw.kana and w.reading in keys):
+                    qw.phrases = qw.phrases + tuple(self._phrase_queries(e))
+                    hit = True
+            if not hit:
+                loose.append(e)
+        return out, loose
 
     def query(self, text: str, words: list[QueryWord] | None = None) -> Q.Query | None:
         """The whole query as one Whoosh query: every signal at once, each with its weight (`WEIGHT`).
@@ -895,7 +1130,11 @@ class SearchIndex:
         keys = query_number_terms(text)
         if keys:  # once, however many of its forms the section has
             signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
-        word_queries = [self._word_query(qw) for qw in words]
+        entries = self.synonym_entries(text, words)
+        words, loose = self._attach_phrases(words, entries)
+        # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
+        core = [qw for qw in words if not qw.word.suffix] or words
+        word_queries = [self._word_query(qw) for qw in core]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
         if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
@@ -903,16 +1142,15 @@ class SearchIndex:
                 signals.append(_weighted(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"]))
         if word_queries:
             signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
-            signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
-        for e in self.synonym_entries(text, words):
-            for phrase in self._phrases[e]:
-                terms = [
-                    self._word_query(QueryWord(w, kana=False))
-                    for w in phrase
-                    if w.forms[0] not in _QUERY_STOP
-                ]
-                if terms:
-                    signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
+            in_title = Q.And([self._title_query(qw) for qw in words])
+            signals.append(_weighted(in_title, WEIGHT["title"]))
+            topic = title_topic([qw.word for qw in words])
+            if topic and self._has("title_topic", topic):  # the title's words are the query's: title again
+                # (an And, not a Require: Whoosh would not weigh a Require; a score of 0 Whoosh reads as 1)
+                is_topic = Q.ConstantScoreQuery(Q.Term("title_topic", topic), 1e-6)
+                signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
+        for e in loose:
+            signals.extend(self._phrase_queries(e, one_word=False))
         pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
         if pairs:
             signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
