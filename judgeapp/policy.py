@@ -50,6 +50,18 @@ def _needs_removal(item):
     return item
 
 
+StaffRole = Literal["organizer", "head_judge", "floor_judge", "scorekeeper"]  # events.models.ROLES
+
+
+def _restriction_enforced(item):
+    """A level the text restricts says how the app enforces it: the organizer's grant, or the roles."""
+    if item.restricted_to and not (item.grant or item.roles):
+        raise ValueError(
+            f"restricted_to without grant or roles: the app could not enforce it ({item.restricted_to})"
+        )
+    return item
+
+
 class Level(Strict):
     """A penalty level as the text names it (イジンデン ①【注意】, Lycee 注意 = N)."""
 
@@ -64,9 +76,13 @@ class Level(Strict):
     ends_game: bool = False  # the current game ends at once
     restricted_to: str | None = None  # who alone may issue it, in the text's words
     grant: str | None = Field(default=None, pattern=ID_RE)  # the permission the organizer grants for it
+    # the event roles that may issue it, where the text names them (失格はヘッドジャッジだけ): enforced when
+    # a record is made or an appeal changes a record to it
+    roles: list[StaffRole] | None = Field(default=None, min_length=1)
     citations: list[Citation] = Field(min_length=1)
 
     _removal = model_validator(mode="after")(_needs_removal)
+    _enforced = model_validator(mode="after")(_restriction_enforced)
 
 
 class Consequence(Strict):

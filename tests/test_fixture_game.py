@@ -188,7 +188,13 @@ def test_an_event_of_the_fixture_game_records_appeals_voids_and_exports(db_app, 
                 data = fj.get(f"/players/{pid}").get_json()
                 ids.append(data["records"][-1]["id"])
             else:
-                resp = record(fj, pid, step["level"], infraction=f"{GAME}/{step['infraction']}")
+                if step.get("by") == "head_judge":  # restricted by the text: the floor judge may not
+                    before = fj.get(f"/players/{pid}").get_json()["records"]
+                    resp = record(fj, pid, step["level"], infraction=f"{GAME}/{step['infraction']}")
+                    assert resp.status_code == 403 and resp.get_json()["error"]["code"] == "not_granted"
+                    assert fj.get(f"/players/{pid}").get_json()["records"] == before
+                by = hj if step.get("by") == "head_judge" else fj
+                resp = record(by, pid, step["level"], infraction=f"{GAME}/{step['infraction']}")
                 assert resp.status_code == 201, resp.get_json()
                 ids.append(resp.get_json()["record"]["id"])
                 data = resp.get_json()["player"]

@@ -150,6 +150,17 @@ def test_check_names_a_duplicate_id(runner, broken_infractions):
     assert "duplicate id" in _check(runner, broken_infractions)
 
 
+def test_a_restriction_the_app_could_not_enforce_is_refused(runner, broken_infractions):
+    """A level the text restricts (restricted_to) must say how: the organizer's grant or the roles."""
+
+    def change(d):
+        level = next(lv for lv in d["levels"] if lv.get("grant"))
+        del level["grant"]
+
+    _edit(broken_infractions / "ijinden" / "policy.yaml", change)
+    assert "restricted_to without grant or roles" in _check(runner, broken_infractions)
+
+
 def test_the_app_refuses_to_start_on_broken_data(broken_infractions, tmp_path):
     def change(d):
         d["infractions"][0]["penalty"] = "yellow-card"

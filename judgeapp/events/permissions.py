@@ -56,7 +56,11 @@ def require(staff: Staff | None, permission: str, event_id: int | None = None) -
 
 
 def may_give(staff: Staff, item) -> bool:
-    """A level the text restricts (イジンデン 【敗北】) needs the organizer, or the organizer's grant."""
+    """A level the text restricts: to the roles it names (`roles`), or to the organizer and those the
+    organizer grants it (`grant`, イジンデン 【敗北】)."""
+    roles = getattr(item, "roles", None)
+    if roles and staff.role not in roles:
+        return False
     grant = getattr(item, "grant", None)
     return not grant or staff.role == "organizer" or grant in (staff.grants or [])
 
@@ -65,7 +69,7 @@ def check_grant(staff: Staff, item) -> None:
     if not may_give(staff, item):
         raise JudgeappError(
             f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
-            "です。主催者の許可がありません。",
+            + ("です。主催者の許可がありません。" if getattr(item, "grant", None) else "です。"),
             403,
             "not_granted",
         )
