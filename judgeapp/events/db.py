@@ -23,7 +23,7 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
@@ -49,7 +49,28 @@ def make_engine(url: str) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    engine = create_engine(url, pool_size=10, max_overflow=20)
+
+    @event.listens_for(engine, "checkout")
+    def _ping(dbapi_conn, _record, _proxy):
+        """A connection the server has dropped (a restart) is replaced before use: one empty query at the
+        libpq level, which (unlike SQLAlchemy's pre-ping, a SELECT 1 through the driver) opens no transaction
+        to roll back."""
+        if not _pg_alive(dbapi_conn):
+            raise DisconnectionError("the server closed the connection")
+
+    return engine
+
+
+def _pg_alive(dbapi_conn) -> bool:
+    from psycopg import pq
+
+    try:
+        if dbapi_conn.closed or dbapi_conn.broken:
+            return False
+        return dbapi_conn.pgconn.exec_(b"").status == pq.ExecStatus.EMPTY_QUERY
+    except Exception:  # noqa: BLE001 — any failure means the connection is not usable
+        return False
 
 
 class Database:
@@ -57,7 +78,13 @@ class Database:
         self.url = url
         self.engine = make_engine(url)
         self.is_sqlite = url.startswith("sqlite")
-        self._read = sessionmaker(self.engine, expire_on_commit=False)
+        # Reads on PostgreSQL run in autocommit: under READ COMMITTED every statement takes its own snapshot
+        # anyway, so a BEGIN and a ROLLBACK around them would only add round trips. SQLite reads keep their
+        # transaction (one snapshot per request until a write ends it).
+        reading = (
+            self.engine if self.is_sqlite else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
+        self._read = sessionmaker(reading, expire_on_commit=False)
         self._write = sessionmaker(self.engine.execution_options(write=True), expire_on_commit=False)
         self._unit: ContextVar[Session | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
         self._write_lock = _SQLiteWriteLock(url) if self.is_sqlite else nullcontext()

@@ -37,6 +37,7 @@ KINDS = ("record", "void", "appeal", "decision", "notice", "ack", "round", "seat
 STREAM_SECONDS = 55  # then the browser reconnects (EventSource does it by itself)
 PING_SECONDS = 15  # a comment line keeps proxies from closing an idle stream
 MAX_STREAMS = 24  # per process; beyond it a desk falls back to reloading
+_NOTIFY = text("SELECT pg_notify(:c, :p)")
 
 
 def channel_for(url: str) -> str:
@@ -64,7 +65,7 @@ class Hub:
         """Tell every desk of `event_id` that something of `kind` changed, once the transaction commits."""
         payload = json.dumps({"event": event_id, "kind": kind, **extra}, ensure_ascii=False)
         if self.is_postgres:
-            session.execute(text("SELECT pg_notify(:c, :p)"), {"c": self.channel, "p": payload})
+            session.connection().execute(_NOTIFY, {"c": self.channel, "p": payload})
         else:
             pending = session.info.setdefault("judgeapp.live", [])
             if not pending:
