@@ -23,8 +23,9 @@ def audit(s: Session, event_id: int, staff: Staff | None, action: str, target: s
 
 
 def audit_row(s: Session, event_id: int, staff: Staff | None, action: str, target: str, **detail) -> None:
-    """`audit` as one INSERT on the transaction's connection, without the ORM's unit of work (recording)."""
-    s.connection().execute(
+    """`audit` as one INSERT on the transaction's connection (a Session's or a Core Connection), without the
+    ORM's unit of work (recording)."""
+    (s.connection() if isinstance(s, Session) else s).execute(
         _INSERT,
         {
             "event_id": event_id,

@@ -4,8 +4,9 @@ Records are never changed or deleted: a void, an appeal and its decision are new
 is computed from the rows by the policy's standing engine (judgeapp.policy.standing).
 
 Every change reads the state it depends on inside the write transaction that makes the change, holding the
-record: the player's row (recording) or the penalty's row (void, appeal, decision) is locked with FOR UPDATE
-on PostgreSQL, and on SQLite the transaction began with BEGIN IMMEDIATE. Two conflicting requests are
+record: the player's row (recording: the UPDATE that bumps their count takes the row lock FOR UPDATE would,
+first in the transaction) or the penalty's row (void, appeal, decision: FOR UPDATE) is locked on PostgreSQL,
+and on SQLite the transaction began with BEGIN IMMEDIATE. Two conflicting requests are
 therefore taken one after the other, and the second is refused with 409 and a Japanese message: a decision
 stays final.
 """
@@ -191,7 +192,8 @@ _COUNTING = (
 
 def counting_levels(s: Session, player_id: int) -> list[str]:
     """The levels a player's records count with now, in order: one statement, no record objects."""
-    rows = s.connection().execute(_COUNTING, {"player_id": player_id})
+    conn = s.connection() if isinstance(s, Session) else s
+    rows = conn.execute(_COUNTING, {"player_id": player_id})
     return [lv for lv in (effective_level(a, b is not None, c, d) for a, b, c, d in rows) if lv is not None]
 
 
@@ -209,6 +211,30 @@ _WITH_STATE = (
     .outerjoin(Decision, Decision.appeal_id == Appeal.id)
     .options(lazyload(Appeal.penalty))  # the penalty of the same row, from the session
 )
+
+
+def player_page_record(db: Database, policy: Policy, event_id: int, player_id: object) -> PlayerRecord:
+    """The player (of this event, else 404) with every record as it stands now: one statement."""
+    with db.reader() as s:
+        rows = s.execute(
+            select(Player, Penalty, Void, Appeal, Decision)
+            .outerjoin(Penalty, Penalty.player_id == Player.id)
+            .outerjoin(Void, Void.penalty_id == Penalty.id)
+            .outerjoin(Appeal, Appeal.penalty_id == Penalty.id)
+            .outerjoin(Decision, Decision.appeal_id == Appeal.id)
+            .options(lazyload(Appeal.penalty), lazyload(Penalty.player))  # both come from this row
+            .where(Player.id == parse_id(player_id), Player.event_id == event_id)
+            .order_by(Penalty.seq)
+        ).all()
+        if not rows:
+            raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
+        player = rows[0][0]
+        views = [
+            RecordView(penalty=p, void=v, appeal=a, decision=d) for _, p, v, a, d in rows if p is not None
+        ]
+        for v in views:
+            _ = v.penalty.player  # the same Player, from the session (no statement)
+    return _record_of(player, views, standing(policy, [v.level for v in views if v.counts]))
 
 
 def player_record(db: Database, policy: Policy, player: Player) -> PlayerRecord:
@@ -335,8 +361,8 @@ def record_penalty(
     if item is HJ_RULING:
         require(actor, "ruling")
 
-    def do(s: Session) -> NewRecord:
-        conn = s.connection()  # Core statements on the write transaction: no unit of work on this path
+    def do(conn) -> tuple[NewRecord, list]:
+        pending: list = []  # the desks' announcements (SQLite: handed over after commit)
         # Lock the player's row and bump their count in one statement (FOR UPDATE's lock, taken by UPDATE on
         # PostgreSQL; on SQLite the transaction began with BEGIN IMMEDIATE).
         row = conn.execute(_BUMP, {"pid": pid, "eid": ev.id}).first()
@@ -347,7 +373,7 @@ def record_penalty(
             done = conn.execute(_BY_KEY, {"judge": actor.id, "key": f["key"]}).scalar()
             if done is not None:
                 raise _Replay(done)  # rolls back the bump; the earlier record is answered below
-        levels = counting_levels(s, pid)
+        levels = counting_levels(conn, pid)
         now = utcnow()
         values = dict(
             event_id=ev.id,
@@ -376,7 +402,7 @@ def record_penalty(
         action = "ruling.record" if item is HJ_RULING else "penalty.record"
         inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
         audit_row(
-            s,
+            conn,
             ev.id,
             actor,
             action,
@@ -390,17 +416,19 @@ def record_penalty(
             removed=st.removed,
             removed_now=st.removed and not before,
         )
-        live.note_status(s, ev.id, actor, pid, before, st.removed, action, rid)
-        live.announce(s, ev.id, "record", record=rid)
+        live.note_status_core(conn, pending, ev.id, actor, pid, before, st.removed, action, rid)
+        live.announce_core(conn, pending, ev.id, "record", record=rid)
         pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=seq)
         p = Penalty(id=rid, **values)
         p.player, p.judge = pl, actor
-        return NewRecord(RecordView(penalty=p), _record_of(pl, [], st))
+        return NewRecord(RecordView(penalty=p), _record_of(pl, [], st)), pending
 
     try:
-        return db.write(do)
+        new, pending = db.write_core(do)
     except _Replay as replay:
         return _replayed(db, policy, replay.penalty_id, pid, f, item)
+    live.dispatch_pending(pending)
+    return new
 
 
 class _Replay(Exception):  # noqa: N818 — not an error: the key's record exists
