@@ -2,16 +2,9 @@
 bench/ starts gunicorn with exactly this file (only the address differs)."""
 
 import os
-import sys
 
 bind = os.environ.get("JUDGEAPP_BIND", "0.0.0.0:8000")
 workers = int(os.environ.get("JUDGEAPP_WORKERS", os.cpu_count() or 2))  # one process per core
 worker_class = "gthread"  # threads: an open desk's event stream holds one while the pages go on
 threads = int(os.environ.get("JUDGEAPP_THREADS", 32))
 keepalive = 5  # judges' phones send the next request on the same connection
-
-
-def post_worker_init(worker):
-    # A request waiting on the database gives up the GIL; CPython's default 5 ms switch interval then makes it
-    # wait behind a busy page for up to 5 ms per statement. 1 ms keeps short pages short under load.
-    sys.setswitchinterval(0.001)

@@ -40,8 +40,6 @@ def serve(host: str, port: int, threads: int) -> None:
     streams = hub_for(app).max_streams
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
     click.echo(f"judgeapp is ready: http://{shown}:{port}/  (Ctrl+C to stop)")
-    # As gunicorn.conf.py: a page that waited on the database gets the GIL back within 1 ms, not 5 ms.
-    sys.setswitchinterval(0.001)
     waitress_serve(app, host=host, port=port, threads=threads + streams, ident="judgeapp")
 
 
