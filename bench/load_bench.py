@@ -77,6 +77,15 @@ MIX = [
 ]
 
 
+def _gunicorn_settings() -> str:
+    ns: dict = {}
+    exec((ROOT / "gunicorn.conf.py").read_text(), ns)  # noqa: S102 — the repository's own config file
+    return f"{ns['workers']} {ns['worker_class']} workers × {ns['threads']} threads"
+
+
+GUNICORN = _gunicorn_settings()
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -103,12 +112,11 @@ class Server:
         if kind == "waitress":
             self.cmd = [PY, "-m", "judgeapp.cli", "serve", "--port", str(self.port)]
         else:
+            # Exactly the deploy's settings (gunicorn.conf.py, docs/deploy.md); only the address differs.
             self.cmd = [
                 str(Path(PY).with_name("gunicorn")),
-                "-w",
-                str(os.cpu_count() or 2),
-                "--threads",
-                "4",
+                "-c",
+                str(ROOT / "gunicorn.conf.py"),
                 "-b",
                 f"127.0.0.1:{self.port}",
                 "judgeapp:create_app()",
@@ -521,7 +529,8 @@ def run_desks(requests: int = 3000) -> list[str]:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def run(requests: int = 3000) -> list[str]:
+def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
+    """Everything; with `pages_only` (`--pages`), the cold start and the pages under load alone."""
     work = Path(tempfile.mkdtemp(prefix="judgeapp-load-"))
     lines: list[str] = []
     try:
@@ -580,7 +589,7 @@ def run(requests: int = 3000) -> list[str]:
             label = (
                 "waitress (`judgeapp serve`, 8 threads)"
                 if kind == "waitress"
-                else f"gunicorn -w {os.cpu_count()} --threads 4 (docs/deploy.md)"
+                else f"gunicorn -c gunicorn.conf.py ({GUNICORN}, docs/deploy.md)"
             )
             lines += [
                 f"**{label}**: {r['rps']:.0f} requests/s, {r['errors']} errors; server time p50 "
@@ -597,8 +606,16 @@ def run(requests: int = 3000) -> list[str]:
                     f"| {k} | {n} | {s50:.1f} | {s95:.1f} | {s99:.1f} | {p50:.1f} | {p95:.1f} | {p99:.1f} | "
                     f"{size / 1024:.1f} |"
                 )
-            lines.append("")
-            print("\n".join(lines[-10:]), flush=True)
+            home, page = r["server_kinds"]["home"][1], r["server_kinds"]["player page"][1]
+            lines += [
+                "",
+                f"Player page server p95 / home server p95: {page:.1f} / {home:.2f} ms = {page / home:.1f}× "
+                f"({'within' if page <= 10 * home else 'OVER'} the 10× target).",
+                "",
+            ]
+            print("\n".join(lines[-13:]), flush=True)
+        if pages_only:
+            return lines
 
         lines += desks_beside(work, index_dir, requests)
         print("\n".join(lines[-8:]), flush=True)
@@ -634,6 +651,6 @@ def run(requests: int = 3000) -> list[str]:
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--desks"]
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
     n = int(args[0]) if args else 3000
-    print("\n".join(run_desks(n) if "--desks" in sys.argv else run(n)))
+    print("\n".join(run_desks(n) if "--desks" in sys.argv else run(n, pages_only="--pages" in sys.argv)))

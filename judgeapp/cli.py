@@ -40,6 +40,9 @@ def serve(host: str, port: int, threads: int) -> None:
     streams = hub_for(app).max_streams
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
     click.echo(f"judgeapp is ready: http://{shown}:{port}/  (Ctrl+C to stop)")
+    import gc
+
+    gc.freeze()  # as gunicorn.conf.py: the loaded indexes stay out of every full collection
     waitress_serve(app, host=host, port=port, threads=threads + streams, ident="judgeapp")
 
 

@@ -276,6 +276,8 @@ class Policy:
     nodes: dict[str, Node]
     depth: int = 0  # the most answers from the start to an outcome
     parents: dict[str, tuple[str, str]] = field(default_factory=dict)  # infraction → first (node, answer)
+    # resolve()'s answers by (name, results): the standing engine resolves every level of every record.
+    _resolved: dict = field(default_factory=dict, repr=False, compare=False)
 
     @property
     def name(self) -> str:
@@ -321,6 +323,17 @@ class Policy:
 
         A result that is not a penalty (`result: true`) is found only with `results=True`: it can never be
         recorded, and the standing engine names it without counting it."""
+        if not isinstance(name, str):
+            return self._resolve(name, results)
+        cached = self._resolved.get((name, results), _MISSING)
+        if cached is not _MISSING:
+            return cached
+        item = self._resolve(name, results)
+        if len(self._resolved) < 4096:  # names come from requests too: the cache stays small
+            self._resolved[(name, results)] = item
+        return item
+
+    def _resolve(self, name: str, results: bool) -> Level | Consequence | None:
         key = _key(name)
         for item in list(self.levels.values()) + [
             c for c in self.consequences.values() if results or not c.result
@@ -347,6 +360,9 @@ class Policies:
         if policy and iid in policy.infractions:
             return policy, policy.infractions[iid]
         return None
+
+
+_MISSING = object()
 
 
 def _key(name: str) -> str:
@@ -707,8 +723,8 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
     )
 
 
-def standing_json(s: Standing) -> dict:
-    """The API's JSON for a standing."""
+def standing_json(s: Standing, last_step_only: bool = False) -> dict:
+    """The API's JSON for a standing (with `last_step_only`, only the step the last record made)."""
     return {
         "counts": s.counts,
         "effective": s.effective,
@@ -722,7 +738,7 @@ def standing_json(s: Standing) -> dict:
                 "notes": st.notes,
                 "upgrades": st.upgrades,
             }
-            for st in s.steps
+            for st in (s.steps[-1:] if last_step_only else s.steps)
         ],
         "notes": s.notes,
     }

@@ -513,3 +513,101 @@ def test_player_page_and_wizard_outcome_take_one_connection_each(ev, db_app):
     resp = client.get("/wizard/lycee/late-seat")
     assert resp.status_code == 200 and f"/events/{org.event_id}/record" in resp.get_data(as_text=True)
     assert len(checkouts) == 1
+
+
+def _watch(db_app):
+    """Statements (as SQLAlchemy sends them) and pool checkouts from here on."""
+    from sqlalchemy import event as sa_event
+
+    db = db_app.extensions["judgeapp.db"]
+    seen = {"statements": [], "checkouts": 0}
+    sa_event.listen(db.engine, "before_cursor_execute", lambda *a: seen["statements"].append(a[2]))
+
+    def checkout(*_a):
+        seen["checkouts"] += 1
+
+    sa_event.listen(db.engine.pool, "checkout", checkout)
+    return seen
+
+
+def test_recording_takes_two_checkouts_and_a_fixed_number_of_statements(ev, db_app):
+    """One reading checkout (the acting member with their event, one statement) and one write transaction:
+    bump the player's count, read the counting levels, insert the record, insert its audit row (and the
+    NOTIFY on PostgreSQL). However long the player's history, the count stays the same."""
+    fj, player = ev["fj"], ev["player"]
+    for level in ("N", "W", "N"):
+        assert record(fj, player, level).status_code == 201
+    seen = _watch(db_app)
+    resp = record(fj, player, "N")
+    assert resp.status_code == 201
+    body = resp.get_json()
+    assert body["record"]["seq"] == 4 and len(body["player"]["standing"]["steps"]) == 1
+    sql = [s.split()[0].upper() for s in seen["statements"]]
+    sql = [s for s in sql if s != "BEGIN"]  # SQLite's BEGIN / BEGIN IMMEDIATE
+    expected = ["SELECT", "UPDATE", "SELECT", "INSERT", "INSERT"]
+    if db_app.extensions["judgeapp.db"].is_sqlite:
+        assert sql == expected
+    else:
+        assert sql == expected + ["SELECT"]  # pg_notify
+    assert seen["checkouts"] == 2
+    # The audit row and the standing are those of the 4th record.
+    audit = [e for e in ev["org"].get("/audit").get_json()["results"] if e["action"] == "penalty.record"]
+    assert len(audit) == 4
+
+
+def test_idempotent_replay_writes_nothing_and_leaves_the_count(ev, db_app):
+    fj, player = ev["fj"], ev["player"]
+    first = record(fj, player, "N", idempotency_key="same-key")
+    assert first.status_code == 201
+    again = record(fj, player, "N", idempotency_key="same-key")
+    assert again.status_code == 200 and again.get_json()["record"]["id"] == first.get_json()["record"]["id"]
+    other = record(fj, player, "W", idempotency_key="same-key")
+    assert other.status_code == 422
+    nxt = record(fj, player, "W")
+    assert nxt.status_code == 201 and nxt.get_json()["record"]["seq"] == 2  # the replays bumped nothing
+
+
+def test_player_page_reads_its_records_in_one_statement(ev, db_app):
+    """The member with the event, then the player with the records and their voids, appeals and decisions:
+    two statements, whatever the history (an appealed, a decided and a void record included)."""
+    org, hj, fj, client = ev["org"], ev["hj"], ev["fj"], ev["client"]
+    ids = [record(fj, ev["player"], lv).get_json()["record"]["id"] for lv in ("N", "W", "N", "N")]
+    assert hj.post(f"/penalties/{ids[0]}/void", {"reason": "誤記"}).status_code == 201
+    a = fj.post(f"/penalties/{ids[1]}/appeal", {"grounds": "異議"}).get_json()["appeal"]["id"]
+    assert hj.post(f"/appeals/{a}/decision", {"outcome": "overturn", "reason": "取消"}).status_code == 201
+    assert fj.post(f"/penalties/{ids[2]}/appeal", {"grounds": "異議"}).status_code == 201
+    page_sign_in(client, org.event_id, "主催者A", EVENT["passcode"])
+    client.get(f"/events/{org.event_id}/players/{ev['player']}")  # the first page stores its CSRF token
+    seen = _watch(db_app)
+    resp = client.get(f"/events/{org.event_id}/players/{ev['player']}")
+    assert resp.status_code == 200
+    html = resp.get_data(as_text=True)
+    assert "無効" in html and "上告で取消" in html and "上告中" in html
+    assert len(seen["statements"]) == 2  # no BEGIN either: reads run in autocommit
+    assert seen["checkouts"] == 1
+    assert "Set-Cookie" not in resp.headers  # the session cookie is not signed again on every page
+
+
+def test_a_connection_the_server_dropped_is_replaced_before_use(ev, db_app, monkeypatch):
+    """PostgreSQL: a pooled connection whose backend was terminated (a server restart) is pinged at checkout
+    and replaced, so the next request works; no pre-ping transaction is opened for it."""
+    db = db_app.extensions["judgeapp.db"]
+    if db.is_sqlite:
+        pytest.skip("PostgreSQL only")
+    from sqlalchemy import text
+
+    from judgeapp.events import db as db_mod
+
+    monkeypatch.setattr(db_mod, "PING_AFTER_IDLE", 0.0)
+    db.engine.dispose()  # a pool of one connection, the one terminated below
+    with db.engine.connect() as c:
+        pid = c.execute(text("SELECT pg_backend_pid()")).scalar()
+    with db.engine.connect() as c:  # the same pooled connection again
+        assert c.execute(text("SELECT pg_backend_pid()")).scalar() == pid
+    import psycopg
+
+    dsn = db.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    resp = record(ev["fj"], ev["player"], "N")
+    assert resp.status_code == 201, resp.get_data(as_text=True)[:200]

@@ -200,10 +200,8 @@ def record(event_id: int):
         data["idempotency_key"] = key
     lib = current_library()
     new = records.record_penalty(current_db(), lib.policies, actor, data, lib.policies.version)
-    standing = serialize.standing_summary(new.player)
-    standing["steps"] = standing["steps"][
-        -1:
-    ]  # the step this record made; the whole history is at …/players/<id>
+    # Only the step this record made: the whole history is at …/players/<id>.
+    standing = serialize.standing_summary(new.player, last_step_only=True)
     player = {
         "id": new.player.player.id,
         "number": new.player.player.number,

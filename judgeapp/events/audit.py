@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
 from .db import Database
-from .models import AuditEntry, Staff
+from .models import AuditEntry, Staff, utcnow
 
 
 def audit(s: Session, event_id: int, staff: Staff | None, action: str, target: str, **detail) -> None:
@@ -20,6 +20,25 @@ def audit(s: Session, event_id: int, staff: Staff | None, action: str, target: s
             detail=detail,
         )
     )
+
+
+def audit_row(s: Session, event_id: int, staff: Staff | None, action: str, target: str, **detail) -> None:
+    """`audit` as one INSERT on the transaction's connection (a Session's or a Core Connection), without the
+    ORM's unit of work (recording)."""
+    (s.connection() if isinstance(s, Session) else s).execute(
+        _INSERT,
+        {
+            "event_id": event_id,
+            "staff_id": staff.id if staff else None,
+            "action": action,
+            "target": target,
+            "detail": detail,
+            "created_at": utcnow(),
+        },
+    )
+
+
+_INSERT = insert(AuditEntry.__table__)
 
 
 def audit_log(db: Database, event_id: int, limit: int = 500) -> list[AuditEntry]:

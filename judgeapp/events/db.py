@@ -7,8 +7,10 @@ polling inside SQLite's busy timeout). PostgreSQL (DATABASE_URL) locks the rows 
 (FOR UPDATE). Either way a conflict that slips through is retried, never lost.
 
 `Database.unit()` opens the request's reading session: every `reader()` inside it borrows that one session
-(one connection checkout per request for reads), and a write ends its snapshot so that what the request reads
-next includes its own change.
+(one connection checkout per request for reads). Reads run without a transaction of their own (autocommit:
+each statement sees the latest commits, as under PostgreSQL's READ COMMITTED), so a read costs no BEGIN,
+ROLLBACK or pre-ping round trip; a write gives the read connection back first and takes one of its own.
+Recording (`write_core`) runs its few statements in SQLAlchemy Core, without a session.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Engine
-from sqlalchemy.exc import DBAPIError, IntegrityError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
+PING_AFTER_IDLE = 1.0  # seconds in the pool after which a PostgreSQL connection is checked before use
 RETRYABLE_CONSTRAINTS = ("penalty_player_seq_unique", "penalties.player_id, penalties.seq")
 
 
@@ -46,10 +49,43 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _sqlite_begin(conn):
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+            # Writers take the write lock at once; readers run each statement in its own implicit transaction
+            # (as PostgreSQL's READ COMMITTED reads do), so a read costs no BEGIN and no ROLLBACK.
+            if conn.get_execution_options().get("write"):
+                conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+    engine = create_engine(url, pool_size=10, max_overflow=20)
+
+    @event.listens_for(engine, "checkin")
+    def _idle_since(_dbapi_conn, record):
+        if record is not None:
+            record.info["judgeapp_idle_since"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def _ping(dbapi_conn, record, _proxy):
+        """A connection the server has dropped while it sat in the pool (a restart) is replaced before use: one
+        empty query at the libpq level, which (unlike SQLAlchemy's pre-ping, a SELECT 1 through the driver)
+        opens no transaction to roll back. A connection given back within the last second is not pinged: it
+        is no likelier to be gone than one in use (and a request's write follows its read by milliseconds)."""
+        since = record.info.get("judgeapp_idle_since")
+        if since is not None and time.monotonic() - since < PING_AFTER_IDLE:
+            return
+        if not _pg_alive(dbapi_conn):
+            raise DisconnectionError("the server closed the connection")
+
+    return engine
+
+
+def _pg_alive(dbapi_conn) -> bool:
+    from psycopg import pq
+
+    try:
+        if dbapi_conn.closed or dbapi_conn.broken:
+            return False
+        return dbapi_conn.pgconn.exec_(b"").status == pq.ExecStatus.EMPTY_QUERY
+    except Exception:  # noqa: BLE001 — any failure means the connection is not usable
+        return False
 
 
 class Database:
@@ -57,8 +93,15 @@ class Database:
         self.url = url
         self.engine = make_engine(url)
         self.is_sqlite = url.startswith("sqlite")
-        self._read = sessionmaker(self.engine, expire_on_commit=False)
-        self._write = sessionmaker(self.engine.execution_options(write=True), expire_on_commit=False)
+        # Reads run in autocommit: under PostgreSQL's READ COMMITTED every statement takes its own snapshot
+        # anyway, so a BEGIN and a ROLLBACK around them would only add round trips (on SQLite, see
+        # _sqlite_begin: no BEGIN for reads either).
+        reading = (
+            self.engine if self.is_sqlite else self.engine.execution_options(isolation_level="AUTOCOMMIT")
+        )
+        self._read = sessionmaker(reading, expire_on_commit=False)
+        self._write_engine = self.engine.execution_options(write=True)
+        self._write = sessionmaker(self._write_engine, expire_on_commit=False)
         self._unit: ContextVar[Session | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
         self._write_lock = _SQLiteWriteLock(url) if self.is_sqlite else nullcontext()
 
@@ -113,9 +156,26 @@ class Database:
         finally:
             self.end_read()
 
+    def write_core(self, fn, attempts: int = 12):
+        """`write` for a path that needs no ORM: `fn(connection)` in one write transaction (SQLAlchemy Core,
+        no session and no unit of work), retried the same way."""
+        self.end_read()
+        try:
+            for attempt in range(attempts):
+                try:
+                    with self._write_lock, self._write_engine.begin() as conn:
+                        return fn(conn)
+                except (IntegrityError, OperationalError, DBAPIError) as exc:
+                    if attempt == attempts - 1 or not _retryable(exc):
+                        raise
+                    time.sleep(random.uniform(0.005, 0.03) * (attempt + 1))
+            raise AssertionError("not reached")
+        finally:
+            self.end_read()
+
     def end_read(self) -> None:
-        """End the request's read transaction (its snapshot, on SQLite) and return its connection to the pool;
-        the objects it loaded stay usable, and the next read sees the latest commits."""
+        """Return the request's read connection to the pool; the objects it loaded stay usable, and the next
+        read sees the latest commits."""
         current = self._unit.get()
         if current is not None and current.in_transaction():
             current.commit()

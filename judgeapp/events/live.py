@@ -27,7 +27,7 @@ import time
 from collections.abc import Iterator
 
 from sqlalchemy import event as sa_event
-from sqlalchemy import text
+from sqlalchemy import insert, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
@@ -37,6 +37,7 @@ KINDS = ("record", "void", "appeal", "decision", "notice", "ack", "round", "seat
 STREAM_SECONDS = 55  # then the browser reconnects (EventSource does it by itself)
 PING_SECONDS = 15  # a comment line keeps proxies from closing an idle stream
 MAX_STREAMS = 24  # per process; beyond it a desk falls back to reloading
+_NOTIFY = text("SELECT pg_notify(:c, :p)")
 
 
 def channel_for(url: str) -> str:
@@ -64,7 +65,7 @@ class Hub:
         """Tell every desk of `event_id` that something of `kind` changed, once the transaction commits."""
         payload = json.dumps({"event": event_id, "kind": kind, **extra}, ensure_ascii=False)
         if self.is_postgres:
-            session.execute(text("SELECT pg_notify(:c, :p)"), {"c": self.channel, "p": payload})
+            session.connection().execute(_NOTIFY, {"c": self.channel, "p": payload})
         else:
             pending = session.info.setdefault("judgeapp.live", [])
             if not pending:
@@ -180,6 +181,63 @@ def announce(session: Session, event_id: int, kind: str, **extra) -> None:
 
     if has_app_context():
         hub_for(current_app).announce(session, event_id, kind, **extra)
+
+
+def announce_core(conn, pending: list, event_id: int, kind: str, **extra) -> None:
+    """`announce` in a Core transaction (`Database.write_core`): NOTIFY on PostgreSQL (sent on commit); on
+    SQLite the message waits in `pending` until the caller has committed and calls `dispatch_pending`."""
+    from flask import current_app, has_app_context
+
+    if not has_app_context():
+        return
+    hub = hub_for(current_app)
+    payload = json.dumps({"event": event_id, "kind": kind, **extra}, ensure_ascii=False)
+    if hub.is_postgres:
+        conn.execute(_NOTIFY, {"c": hub.channel, "p": payload})
+    else:
+        pending.append(payload)
+
+
+def dispatch_pending(pending: list) -> None:
+    """After commit: hand what `announce_core` kept (SQLite) to this process's streams."""
+    from flask import current_app, has_app_context
+
+    if pending and has_app_context():
+        hub = hub_for(current_app)
+        for payload in pending:
+            hub.dispatch(payload)
+
+
+def note_status_core(
+    conn,
+    pending: list,
+    event_id: int,
+    actor,
+    player_id: int,
+    before: bool,
+    after: bool,
+    cause: str,
+    penalty_id: int | None,
+) -> int | None:
+    """`note_status` in a Core transaction: the notice's id, or None (no change)."""
+    from .models import Notice, utcnow
+
+    if before == after:
+        return None
+    nid = conn.execute(
+        insert(Notice.__table__).returning(Notice.__table__.c.id),
+        {
+            "event_id": event_id,
+            "player_id": player_id,
+            "change": "removed" if after else "restored",
+            "cause": cause,
+            "penalty_id": penalty_id,
+            "by_id": actor.id,
+            "created_at": utcnow(),
+        },
+    ).scalar_one()
+    announce_core(conn, pending, event_id, "notice", notice=nid)
+    return nid
 
 
 def note_status(

@@ -4,8 +4,9 @@ Records are never changed or deleted: a void, an appeal and its decision are new
 is computed from the rows by the policy's standing engine (judgeapp.policy.standing).
 
 Every change reads the state it depends on inside the write transaction that makes the change, holding the
-record: the player's row (recording) or the penalty's row (void, appeal, decision) is locked with FOR UPDATE
-on PostgreSQL, and on SQLite the transaction began with BEGIN IMMEDIATE. Two conflicting requests are
+record: the player's row (recording: the UPDATE that bumps their count takes the row lock FOR UPDATE would,
+first in the transaction) or the penalty's row (void, appeal, decision: FOR UPDATE) is locked on PostgreSQL,
+and on SQLite the transaction began with BEGIN IMMEDIATE. Two conflicting requests are
 therefore taken one after the other, and the second is refused with 409 and a Japanese message: a decision
 stays final.
 """
@@ -14,15 +15,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.orm import Session, lazyload
 
 from ..errors import ConflictError, JudgeappError
 from ..policy import Policies, Policy, Standing, standing
 from . import live
-from .audit import audit
+from .audit import audit, audit_row
 from .db import Database
-from .models import Appeal, Decision, Event, Penalty, Player, Staff, Void
+from .models import Appeal, Decision, Event, Penalty, Player, Staff, Void, utcnow
 from .parsing import clean_text, parse_id, parse_int
 from .permissions import check_grant, require
 
@@ -42,6 +43,19 @@ class NoPenalty:
 
 
 NO_PENALTY = NoPenalty()
+_PLAYERS = Player.__table__
+_PENALTIES = Penalty.__table__
+# Built once: recording runs them on the transaction's connection, without the ORM.
+_BUMP = (
+    update(_PLAYERS)
+    .where(_PLAYERS.c.id == bindparam("pid"), _PLAYERS.c.event_id == bindparam("eid"))
+    .values(penalty_count=func.coalesce(_PLAYERS.c.penalty_count, 0) + 1)
+    .returning(_PLAYERS.c.penalty_count, _PLAYERS.c.number, _PLAYERS.c.name)
+)
+_BY_KEY = select(_PENALTIES.c.id).where(
+    _PENALTIES.c.judge_id == bindparam("judge"), _PENALTIES.c.idempotency_key == bindparam("key")
+)
+_INSERT = insert(_PENALTIES).returning(_PENALTIES.c.id)
 
 
 @dataclass(frozen=True)
@@ -166,16 +180,20 @@ def _views(s: Session, penalties: list[Penalty]) -> list[RecordView]:
     return out
 
 
+_COUNTING = (
+    select(Penalty.level, Void.id, Decision.outcome, Decision.new_level)
+    .outerjoin(Void, Void.penalty_id == Penalty.id)
+    .outerjoin(Appeal, Appeal.penalty_id == Penalty.id)
+    .outerjoin(Decision, Decision.appeal_id == Appeal.id)
+    .where(Penalty.player_id == bindparam("player_id"))
+    .order_by(Penalty.seq)
+)
+
+
 def counting_levels(s: Session, player_id: int) -> list[str]:
     """The levels a player's records count with now, in order: one statement, no record objects."""
-    rows = s.execute(
-        select(Penalty.level, Void.id, Decision.outcome, Decision.new_level)
-        .outerjoin(Void, Void.penalty_id == Penalty.id)
-        .outerjoin(Appeal, Appeal.penalty_id == Penalty.id)
-        .outerjoin(Decision, Decision.appeal_id == Appeal.id)
-        .where(Penalty.player_id == player_id)
-        .order_by(Penalty.seq)
-    )
+    conn = s.connection() if isinstance(s, Session) else s
+    rows = conn.execute(_COUNTING, {"player_id": player_id})
     return [lv for lv in (effective_level(a, b is not None, c, d) for a, b, c, d in rows) if lv is not None]
 
 
@@ -185,13 +203,45 @@ def _record_of(player: Player, views: list[RecordView], st: Standing) -> PlayerR
     )
 
 
-def player_record(db: Database, policy: Policy, player: Player) -> PlayerRecord:
-    """Every record of the player as it stands now, and the standing."""
+# A record with its void, appeal and decision (each at most one), in one statement.
+_WITH_STATE = (
+    select(Penalty, Void, Appeal, Decision)
+    .outerjoin(Void, Void.penalty_id == Penalty.id)
+    .outerjoin(Appeal, Appeal.penalty_id == Penalty.id)
+    .outerjoin(Decision, Decision.appeal_id == Appeal.id)
+    .options(lazyload(Appeal.penalty))  # the penalty of the same row, from the session
+)
+
+
+def player_page_record(db: Database, policy: Policy, event_id: int, player_id: object) -> PlayerRecord:
+    """The player (of this event, else 404) with every record as it stands now: one statement."""
     with db.reader() as s:
-        penalties = list(
-            s.scalars(select(Penalty).where(Penalty.player_id == player.id).order_by(Penalty.seq))
-        )
-        views = _views(s, penalties)
+        rows = s.execute(
+            select(Player, Penalty, Void, Appeal, Decision)
+            .outerjoin(Penalty, Penalty.player_id == Player.id)
+            .outerjoin(Void, Void.penalty_id == Penalty.id)
+            .outerjoin(Appeal, Appeal.penalty_id == Penalty.id)
+            .outerjoin(Decision, Decision.appeal_id == Appeal.id)
+            .options(lazyload(Appeal.penalty), lazyload(Penalty.player))  # both come from this row
+            .where(Player.id == parse_id(player_id), Player.event_id == event_id)
+            .order_by(Penalty.seq)
+        ).all()
+        if not rows:
+            raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
+        player = rows[0][0]
+        views = [
+            RecordView(penalty=p, void=v, appeal=a, decision=d) for _, p, v, a, d in rows if p is not None
+        ]
+        for v in views:
+            _ = v.penalty.player  # the same Player, from the session (no statement)
+    return _record_of(player, views, standing(policy, [v.level for v in views if v.counts]))
+
+
+def player_record(db: Database, policy: Policy, player: Player) -> PlayerRecord:
+    """Every record of the player as it stands now, and the standing (one statement)."""
+    with db.reader() as s:
+        rows = s.execute(_WITH_STATE.where(Penalty.player_id == player.id).order_by(Penalty.seq))
+        views = [RecordView(penalty=p, void=v, appeal=a, decision=d) for p, v, a, d in rows]
     return _record_of(player, views, standing(policy, [v.level for v in views if v.counts]))
 
 
@@ -311,33 +361,24 @@ def record_penalty(
     if item is HJ_RULING:
         require(actor, "ruling")
 
-    def do(s: Session) -> NewRecord:
-        pl = s.scalar(select(Player).where(Player.id == pid).with_for_update())
-        if pl is None or pl.event_id != ev.id:
+    def do(conn) -> tuple[NewRecord, list]:
+        pending: list = []  # the desks' announcements (SQLite: handed over after commit)
+        # Lock the player's row and bump their count in one statement (FOR UPDATE's lock, taken by UPDATE on
+        # PostgreSQL; on SQLite the transaction began with BEGIN IMMEDIATE).
+        row = conn.execute(_BUMP, {"pid": pid, "eid": ev.id}).first()
+        if row is None:
             raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
+        seq, number, name = row
         if f["key"]:
-            done = s.scalar(
-                select(Penalty).where(Penalty.judge_id == actor.id, Penalty.idempotency_key == f["key"])
-            )
+            done = conn.execute(_BY_KEY, {"judge": actor.id, "key": f["key"]}).scalar()
             if done is not None:
-                if not _same_request(
-                    done, pl.id, f["round"], item.id, f["infraction"], f["facts"], f["notes"]
-                ):
-                    raise JudgeappError(
-                        "この Idempotency-Key は別の内容の記録にすでに使われています。"
-                        "新しい記録には新しいキーを使ってください。",
-                        422,
-                        "idempotency_mismatch",
-                    )
-                view = _views(s, [done])[0]
-                levels = counting_levels(s, pl.id)
-                return NewRecord(view, _record_of(pl, [], standing(policy, levels)), created=False)
-        levels = counting_levels(s, pl.id)
-        pl.penalty_count = (pl.penalty_count or 0) + 1
-        p = Penalty(
+                raise _Replay(done)  # rolls back the bump; the earlier record is answered below
+        levels = counting_levels(conn, pid)
+        now = utcnow()
+        values = dict(
             event_id=ev.id,
-            player_id=pl.id,
-            seq=pl.penalty_count,
+            player_id=pid,
+            seq=seq,
             round=f["round"],
             infraction=f["infraction"],
             level=item.id,
@@ -350,21 +391,23 @@ def record_penalty(
             judge_id=actor.id,
             idempotency_key=f["key"],
             ruling=f["ruling"],
+            created_at=now,
         )
-        s.add(p)
-        s.flush()
-        p.player, p.judge = pl, s.merge(actor, load=False)
-        before = standing(policy, levels).removed
-        st = standing(policy, levels + ([] if item.id in UNCOUNTED else [item.id]))
+        rid = conn.execute(_INSERT, values).scalar_one()
+        counted = item.id not in UNCOUNTED
+        st = standing(policy, levels + [item.id] if counted else levels)
+        # The standing before this record is the one after its previous step (removal never comes back by a
+        # later step), so the engine runs once.
+        before = (st.steps[-2].removed if len(st.steps) > 1 else False) if counted else st.removed
         action = "ruling.record" if item is HJ_RULING else "penalty.record"
         inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
-        audit(
-            s,
+        audit_row(
+            conn,
             ev.id,
             actor,
             action,
-            f"penalty:{p.id}",
-            player=pl.id,
+            f"penalty:{rid}",
+            player=pid,
             level=item.label,
             round=f["round"],
             infraction=f["infraction"],
@@ -373,11 +416,41 @@ def record_penalty(
             removed=st.removed,
             removed_now=st.removed and not before,
         )
-        live.note_status(s, ev.id, actor, pl.id, before, st.removed, action, p.id)
-        live.announce(s, ev.id, "record", record=p.id)
-        return NewRecord(RecordView(penalty=p), _record_of(pl, [], st))
+        live.note_status_core(conn, pending, ev.id, actor, pid, before, st.removed, action, rid)
+        live.announce_core(conn, pending, ev.id, "record", record=rid)
+        pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=seq)
+        p = Penalty(id=rid, **values)
+        p.player, p.judge = pl, actor
+        return NewRecord(RecordView(penalty=p), _record_of(pl, [], st)), pending
 
-    return db.write(do)
+    try:
+        new, pending = db.write_core(do)
+    except _Replay as replay:
+        return _replayed(db, policy, replay.penalty_id, pid, f, item)
+    live.dispatch_pending(pending)
+    return new
+
+
+class _Replay(Exception):  # noqa: N818 — not an error: the key's record exists
+    def __init__(self, penalty_id: int):
+        self.penalty_id = penalty_id
+
+
+def _replayed(db: Database, policy: Policy, penalty_id: int, pid: int, f: dict, item) -> NewRecord:
+    """The record an Idempotency-Key already made, if the request is the same; else 422."""
+    db.end_read()
+    with db.reader() as s:
+        done = s.get(Penalty, penalty_id)
+        if not _same_request(done, pid, f["round"], item.id, f["infraction"], f["facts"], f["notes"]):
+            raise JudgeappError(
+                "この Idempotency-Key は別の内容の記録にすでに使われています。"
+                "新しい記録には新しいキーを使ってください。",
+                422,
+                "idempotency_mismatch",
+            )
+        view = _views(s, [done])[0]
+        levels = counting_levels(s, done.player_id)
+        return NewRecord(view, _record_of(done.player, [], standing(policy, levels)), created=False)
 
 
 def _event(db: Database, event_id: int) -> Event:

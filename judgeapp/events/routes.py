@@ -295,10 +295,9 @@ def players(event_id: int):
 def player(event_id: int, player_id: int):
     db = current_db()
     staff = page_staff(event_id)
-    ev = staff_mod.get_event(db, event_id)
-    pl = players_mod.get_player(db, event_id, player_id)
+    ev = staff_mod.get_event(db, event_id)  # loaded with the member: no statement
     policy = _policy(ev)
-    rec = records.player_record(db, policy, pl)
+    rec = records.player_page_record(db, policy, event_id, player_id)
     return render_template(
         "events/player.html",
         event=ev,

@@ -102,11 +102,11 @@ def staff_json(st: Staff) -> dict:
     }
 
 
-def standing_summary(rec) -> dict:
+def standing_summary(rec, last_step_only: bool = False) -> dict:
     """A PlayerRecord's standing as the API gives it (the engine's JSON and the upgrades on offer)."""
     from ..policy import standing_json
 
-    out = standing_json(rec.standing)
+    out = standing_json(rec.standing, last_step_only)
     out["upgrades"] = rec.upgrades
     return out
 

@@ -15,7 +15,7 @@ import secrets
 from datetime import date, timedelta
 
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..errors import JudgeappError
@@ -78,8 +78,8 @@ def acting_staff_by_session(db: Database, staff_id: object, version: object) -> 
     sid = parse_id(staff_id)
     if sid < 0 or isinstance(version, bool) or not isinstance(version, int):
         return None
-    with db.reader() as s:
-        row = s.get(Staff, sid)
+    with db.reader() as s:  # the member and their event in one statement (the page reads the event next)
+        row = s.get(Staff, sid, options=[joinedload(Staff.event)])
     return row if _may_act(row) and row.session_version == version else None
 
 
@@ -88,7 +88,9 @@ def acting_staff_by_token(db: Database, token: object) -> Staff | None:
     if not isinstance(token, str) or not token or len(token) > 200:
         return None
     with db.reader() as s:
-        row = s.scalar(select(Staff).where(Staff.token_hash == token_hash(token)))
+        row = s.scalar(
+            select(Staff).options(joinedload(Staff.event)).where(Staff.token_hash == token_hash(token))
+        )
     if not _may_act(row):
         return None
     expires = aware(row.token_expires_at)

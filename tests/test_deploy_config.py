@@ -1,0 +1,40 @@
+"""The deploy's gunicorn settings (gunicorn.conf.py, docs/deploy.md) and the bench running exactly them."""
+
+from __future__ import annotations
+
+import gc
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _settings() -> dict:
+    ns: dict = {}
+    exec((ROOT / "gunicorn.conf.py").read_text(), ns)
+    return ns
+
+
+def test_gunicorn_conf_is_the_threaded_worker_per_core():
+    ns = _settings()
+    assert ns["worker_class"] == "gthread" and ns["threads"] >= 8 and ns["workers"] >= 1
+    assert "gunicorn -c gunicorn.conf.py" in (ROOT / "docs" / "deploy.md").read_text()
+
+
+def test_a_worker_freezes_what_the_app_loaded():
+    ns = _settings()
+    try:
+        ns["post_worker_init"](None)
+        assert gc.get_freeze_count() > 0
+    finally:
+        gc.unfreeze()
+
+
+def test_the_bench_starts_gunicorn_with_the_deploy_file(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import load_bench
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    srv = load_bench.Server("gunicorn", tmp_path, "sqlite://", tmp_path)
+    assert srv.cmd[1:3] == ["-c", str(ROOT / "gunicorn.conf.py")]
