@@ -78,9 +78,9 @@ MIX = [
 
 
 def _gunicorn_settings() -> str:
-    ns: dict = {}
-    exec((ROOT / "gunicorn.conf.py").read_text(), ns)  # noqa: S102 — the repository's own config file
-    return f"{ns['workers']} {ns['worker_class']} workers × {ns['threads']} threads"
+    from judgeapp import gunicorn_conf as ns
+
+    return f"{ns.workers} {ns.worker_class} workers × {ns.threads} threads"
 
 
 GUNICORN = _gunicorn_settings()
@@ -112,11 +112,11 @@ class Server:
         if kind == "waitress":
             self.cmd = [PY, "-m", "judgeapp.cli", "serve", "--port", str(self.port)]
         else:
-            # Exactly the deploy's settings (gunicorn.conf.py, docs/deploy.md); only the address differs.
+            # Exactly the deploy's settings (judgeapp/gunicorn_conf.py, docs/deploy.md); only the address differs.
             self.cmd = [
                 str(Path(PY).with_name("gunicorn")),
                 "-c",
-                str(ROOT / "gunicorn.conf.py"),
+                "python:judgeapp.gunicorn_conf",
                 "-b",
                 f"127.0.0.1:{self.port}",
                 "judgeapp:create_app()",
@@ -589,7 +589,7 @@ def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
             label = (
                 "waitress (`judgeapp serve`, 8 threads)"
                 if kind == "waitress"
-                else f"gunicorn -c gunicorn.conf.py ({GUNICORN}, docs/deploy.md)"
+                else f"gunicorn -c python:judgeapp.gunicorn_conf ({GUNICORN}, docs/deploy.md)"
             )
             lines += [
                 f"**{label}**: {r['rps']:.0f} requests/s, {r['errors']} errors; server time p50 "

@@ -42,7 +42,7 @@ def serve(host: str, port: int, threads: int) -> None:
     click.echo(f"judgeapp is ready: http://{shown}:{port}/  (Ctrl+C to stop)")
     import gc
 
-    gc.freeze()  # as gunicorn.conf.py: the loaded indexes stay out of every full collection
+    gc.freeze()  # as judgeapp/gunicorn_conf.py: the loaded indexes stay out of every full collection
     waitress_serve(app, host=host, port=port, threads=threads + streams, ident="judgeapp")
 
 

@@ -1,4 +1,4 @@
-"""The deploy's gunicorn settings (gunicorn.conf.py, docs/deploy.md) and the bench running exactly them."""
+"""The deploy's gunicorn settings (judgeapp/gunicorn_conf.py, docs/deploy.md) and the bench running exactly them."""
 
 from __future__ import annotations
 
@@ -10,15 +10,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _settings() -> dict:
-    ns: dict = {}
-    exec((ROOT / "gunicorn.conf.py").read_text(), ns)
-    return ns
+    from judgeapp import gunicorn_conf
+
+    return vars(gunicorn_conf)
 
 
 def test_gunicorn_conf_is_the_threaded_worker_per_core():
     ns = _settings()
     assert ns["worker_class"] == "gthread" and ns["threads"] >= 8 and ns["workers"] >= 1
-    assert "gunicorn -c gunicorn.conf.py" in (ROOT / "docs" / "deploy.md").read_text()
+    assert "gunicorn -c python:judgeapp.gunicorn_conf" in (ROOT / "docs" / "deploy.md").read_text()
 
 
 def test_a_worker_freezes_what_the_app_loaded():
@@ -37,4 +37,4 @@ def test_the_bench_starts_gunicorn_with_the_deploy_file(tmp_path):
     finally:
         sys.path.remove(str(ROOT / "bench"))
     srv = load_bench.Server("gunicorn", tmp_path, "sqlite://", tmp_path)
-    assert srv.cmd[1:3] == ["-c", str(ROOT / "gunicorn.conf.py")]
+    assert srv.cmd[1:3] == ["-c", "python:judgeapp.gunicorn_conf"]

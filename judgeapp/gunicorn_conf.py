@@ -1,4 +1,4 @@
-"""The deploy's gunicorn settings (docs/deploy.md): `gunicorn -c gunicorn.conf.py 'judgeapp:create_app()'`.
+"""The deploy's gunicorn settings (docs/deploy.md): `gunicorn -c python:judgeapp.gunicorn_conf 'judgeapp:create_app()'`.
 bench/ starts gunicorn with exactly this file (only the address differs)."""
 
 import os
