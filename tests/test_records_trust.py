@@ -588,12 +588,12 @@ def test_player_page_reads_its_records_in_one_statement(ev, db_app):
     assert "Set-Cookie" not in resp.headers  # the session cookie is not signed again on every page
 
 
+@pytest.mark.parametrize("db_app", ["postgresql"], indirect=True)  # a server to terminate: PostgreSQL only
 def test_a_connection_the_server_dropped_is_replaced_before_use(ev, db_app, monkeypatch):
     """PostgreSQL: a pooled connection whose backend was terminated (a server restart) is pinged at checkout
     and replaced, so the next request works; no pre-ping transaction is opened for it."""
     db = db_app.extensions["judgeapp.db"]
-    if db.is_sqlite:
-        pytest.skip("PostgreSQL only")
+    assert not db.is_sqlite
     from sqlalchemy import text
 
     from judgeapp.events import db as db_mod
