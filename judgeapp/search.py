@@ -227,7 +227,14 @@ class Word:
 
 
 class Analyzer:
-    """SudachiPy behind a lock: a Sudachi tokenizer cannot be used by two threads at once."""
+    """SudachiPy behind a lock: a Sudachi tokenizer cannot be used by two threads at once.
+
+    Each dictionary word is turned into a `Word` once: SudachiPy cuts every text, and the forms, reading,
+    short units and synonym groups of a word it has seen before (same dictionary entry, same surface, same
+    place after て/で) come from a memo rather than from SudachiPy again. A corpus repeats its words, so an
+    index build asks SudachiPy for each word's details about once per distinct word."""
+
+    MEMO_SIZE = 200_000  # distinct words kept (cleared when full)
 
     def __init__(self) -> None:
         from sudachipy import Dictionary, SplitMode
@@ -235,19 +242,64 @@ class Analyzer:
         self._split_a = SplitMode.A
         self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
         self._lock = threading.Lock()
+        self._memo: dict[tuple, Word] = {}
+        self._pos: dict[int, tuple[bool, bool, bool, bool]] = {}
+
+    def _pos_kind(self, m) -> tuple[bool, bool, bool, bool]:
+        """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary) of a part of
+        speech, read once per part-of-speech id."""
+        pid = m.part_of_speech_id()
+        kind = self._pos.get(pid)
+        if kind is None:
+            pos = m.part_of_speech()
+            kind = self._pos[pid] = (
+                pos[0] in _DROP_POS,
+                pos[:2] == ("形状詞", "助動詞語幹"),
+                pos[1] == "非自立可能" and pos[0] == "動詞",
+                pos[0] in ("助詞", "助動詞"),
+            )
+        return kind
 
     def words(self, text: str) -> list[Word]:
         out: list[Word] = []
+        memo = self._memo
+        pos_kind = self._pos_kind
         for line in text.splitlines():
             for start in range(0, len(line), 4000):  # Sudachi limits one input's size
                 chunk = line[start : start + 4000]
                 if chunk.strip():
                     with self._lock:
-                        morphemes = list(self._tokenizer.tokenize(chunk))
-                        for k, m in enumerate(morphemes):
-                            if m.part_of_speech()[0] not in _DROP_POS:
-                                out.append(self._word(m, _is_aux(m, morphemes[k - 1] if k else None)))
-        return [w for w in out if w.forms]
+                        before = None  # (surface, kind) of the morpheme before
+                        for m in self._tokenizer.tokenize(chunk):
+                            kind = pos_kind(m)
+                            surface = m.surface()
+                            if not kind[0]:
+                                # _is_aux, from the part-of-speech kinds (see `Word.aux`)
+                                aux = kind[1] or (
+                                    kind[2]
+                                    and before is not None
+                                    and before[0] in ("て", "で")
+                                    and before[1][3]
+                                    and m.dictionary_form() not in ("見る", "みる")
+                                )
+                                key = (
+                                    m.word_id(),
+                                    m.part_of_speech_id(),
+                                    surface,
+                                    m.reading_form(),
+                                    m.normalized_form(),
+                                    m.dictionary_form(),
+                                    aux,
+                                )
+                                w = memo.get(key)
+                                if w is None:
+                                    if len(memo) >= self.MEMO_SIZE:
+                                        memo.clear()
+                                    w = memo[key] = self._word(m, aux)
+                                if w.forms:
+                                    out.append(w)
+                            before = (surface, kind)
+        return out
 
     def _word(self, m, aux: bool = False) -> Word:
         surface = m.surface()
@@ -265,21 +317,6 @@ class Analyzer:
             synonyms=tuple(dict.fromkeys(groups)),
             aux=aux,
         )
-
-
-def _is_aux(m, before) -> bool:
-    """Whether a morpheme is grammar in a content word's place (see `Word.aux`)."""
-    pos = m.part_of_speech()
-    if pos[:2] == ("形状詞", "助動詞語幹"):
-        return True
-    return (
-        pos[1] == "非自立可能"
-        and pos[0] == "動詞"
-        and m.dictionary_form() not in ("見る", "みる")
-        and before is not None
-        and before.surface() in ("て", "で")
-        and before.part_of_speech()[0] in ("助詞", "助動詞")
-    )
 
 
 _analyzer: Analyzer | None = None
@@ -370,54 +407,144 @@ def _bigrams(text: str) -> list[str]:
 # --- building ----------------------------------------------------------------------------------------
 
 
+_UINT = [pack_uint(i) for i in range(256)]
+
+
+def _counts(terms: Iterable[str]) -> dict[bytes, int]:
+    """A field's terms as Whoosh stores them: each term's bytes and its frequency in the section."""
+    return {t.encode("utf-8"): f for t, f in Counter(terms).items()}
+
+
+def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
+    """One section's fields as the index stores them (term fields as term bytes → frequency), and its
+    words' surfaces added to the lexicon (each analysed word once: the analyzer hands back the same `Word`
+    for a word it has seen, and `seen` keeps them)."""
+    body_words = an.words(d.text)
+    title_words = an.words(d.title)
+    words = body_words + title_words
+    for w in words:
+        if id(w) in seen:
+            continue
+        seen[id(w)] = w
+        surface = fold(w.surface)
+        for f in w.forms + w.parts:
+            lexicon["words"].setdefault(f, set()).add(surface)
+        lexicon["reading"].setdefault(w.reading, set()).add(surface)
+        for g in w.synonyms:
+            lexicon["syn"].setdefault(str(g), set()).add(surface)
+    title_grams = _bigrams(d.title)
+    return {
+        "id": d.id,
+        "game": d.game,
+        "doc": d.doc,
+        "number": " ".join(number_terms(d.numbers)),
+        "syn": _counts(str(g) for w in words for g in w.synonyms),
+        "pairs": _counts(word_pairs(body_words) + word_pairs(title_words)),
+        "title": _counts(t for w in title_words for t in w.forms + w.parts),
+        "words": _counts(t for w in body_words for t in w.forms + w.parts),
+        "reading": _counts(w.reading for w in words),
+        "grams": _counts(title_grams + _bigrams(d.text)),
+        "title_grams": _counts(title_grams),
+        "title_text": d.title,
+        "doc_title": d.doc_title,
+        "text": d.text,
+    }
+
+
+def _write_segment(ix, rows: list[dict]) -> None:
+    """Write the sections as the index's one segment, through Whoosh's codec API (the per-document writer
+    for stored fields and lengths, the field writer for the postings, then the table of contents), exactly
+    as `SegmentWriter.add_document` and `commit` would write them: the same files, read by Whoosh's own
+    searcher with the same results. What it leaves out is the writer's general machinery (a posting pool
+    of one tuple per posting, sorted, then each posting's length read back from disk), which took most of a
+    large build; the term fields come already counted (`_analyse_doc`)."""
+    from whoosh.codec import default_codec
+    from whoosh.index import TOC, clean_files
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    schema = ix.schema
+    storage = ix.storage
+    codec = default_codec()
+    generation = ix.latest_generation() + 1
+    segment = codec.new_segment(storage, ix.indexname)
+    perdoc = codec.per_document_writer(storage, segment)
+    names = sorted(schema.names())
+    fields = {name: schema[name] for name in names}
+    # per field: term bytes → [(document, weight, value bytes)], in document order
+    postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed}
+    # per field, each document's length as the lengths column gives it back (None for none)
+    lengths: dict[str, list[int | None]] = {n: [None] * len(rows) for n in postings}
+    for docnum, row in enumerate(rows):
+        perdoc.start_doc(docnum)
+        for name in names:
+            value = row.get(name)
+            if value is None:
+                continue
+            field = fields[name]
+            length = 0
+            if field.indexed:
+                if isinstance(value, dict):  # counted terms (a TermsField): what its index() yields
+                    items = [
+                        (tb, f, float(f), _UINT[f] if f < 256 else pack_uint(f)) for tb, f in value.items()
+                    ]
+                else:
+                    items = field.index(value)
+                field_postings = postings[name]
+                scorable = field.scorable
+                for tbytes, freq, weight, vbytes in items:
+                    if scorable:
+                        length += freq
+                    posting = (docnum, weight, vbytes)
+                    plist = field_postings.get(tbytes)
+                    if plist is None:
+                        field_postings[tbytes] = [posting]
+                    else:
+                        plist.append(posting)
+                if length:
+                    lengths[name][docnum] = byte_to_length(length_to_byte(length))
+            perdoc.add_field(name, field, value if field.stored else None, length)
+        perdoc.finish_doc()
+    perdoc.close()
+    segment.set_doc_count(len(rows))
+
+    writer = codec.field_writer(storage, segment)
+    for name in sorted(postings):
+        field_lengths = lengths[name]
+        writer.start_field(name, fields[name])
+        add = writer.add
+        field_postings = postings[name]
+        for tbytes in sorted(field_postings):
+            writer.start_term(tbytes)
+            for docnum, weight, vbytes in field_postings[tbytes]:
+                add(docnum, weight, vbytes if vbytes is not None else b"", field_lengths[docnum])
+            writer.finish_term()
+        writer.finish_field()
+    writer.close()
+    if segment.should_assemble():
+        segment.create_compound_file(storage)
+        segment.compound = True
+    TOC(schema, [segment], generation).write(storage, ix.indexname)
+    clean_files(storage, ix.indexname, generation, [segment])
+    storage.temp_storage(f"{ix.indexname}.tmp").destroy()
+
+
 def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -> int:
     """Build a fresh index at `path` (replacing what is there once complete); return the section count."""
     path = Path(path)
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    ix = whoosh_index.create_in(str(tmp), SCHEMA)
     lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
     an = analyzer()
-    count = 0
-    writer = ix.writer(limitmb=256)
+    seen: dict[int, Word] = {}
     try:
-        for d in docs:
-            body_words = an.words(d.text)
-            title_words = an.words(d.title)
-            for w in body_words + title_words:
-                surface = fold(w.surface)
-                for f in w.forms + w.parts:
-                    lexicon["words"].setdefault(f, set()).add(surface)
-                lexicon["reading"].setdefault(w.reading, set()).add(surface)
-                for g in w.synonyms:
-                    lexicon["syn"].setdefault(str(g), set()).add(surface)
-
-            def terms(ws: list[Word]) -> list[str]:
-                return [t for w in ws for t in w.forms + w.parts]
-
-            writer.add_document(
-                id=d.id,
-                game=d.game,
-                doc=d.doc,
-                number=" ".join(number_terms(d.numbers)),
-                syn=[str(g) for w in body_words + title_words for g in w.synonyms],
-                pairs=word_pairs(body_words) + word_pairs(title_words),
-                title=terms(title_words),
-                words=terms(body_words),
-                reading=[w.reading for w in body_words + title_words],
-                grams=_bigrams(d.title) + _bigrams(d.text),
-                title_grams=_bigrams(d.title),
-                title_text=d.title,
-                doc_title=d.doc_title,
-                text=d.text,
-            )
-            count += 1
-        writer.commit(optimize=True)
+        ix = whoosh_index.create_in(str(tmp), SCHEMA)
+        rows = [_analyse_doc(an, d, lexicon, seen) for d in docs]
+        _write_segment(ix, rows)
     except BaseException:
-        writer.cancel()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+    count = len(rows)
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
