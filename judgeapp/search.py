@@ -387,12 +387,6 @@ def _weighted(q: Q.Query, weight: float) -> Q.Query:
     return q
 
 
-def _contains(ids: np.ndarray, docnum: int) -> bool:
-    """Whether a term's (sorted) posting list holds the document."""
-    i = int(np.searchsorted(ids, docnum))
-    return i < len(ids) and int(ids[i]) == docnum
-
-
 def word_pairs(words: list[Word]) -> list[str]:
     """Each two neighbouring words (their first form), the order kept: where a query's words stand side by
     side in a section, as they do in the judge's phrase, the section is the likelier answer."""
@@ -660,151 +654,168 @@ class _Evaluator:
             self._postings[key] = hit
             return hit
 
-    def evaluate(self, q: Q.Query, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, matched mask) over every document. A sub-query object used in several places of the
-        query (a word in the all-words and the all-but-one signals) is evaluated once."""
+    def evaluate(self, q: Q.Query) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, matched mask) over every document (`run`, spread over the whole corpus)."""
+        ids, sc = self.run(q)
+        scores = np.zeros(self.n)
+        scores[ids] = sc
+        mask = np.zeros(self.n, dtype=bool)
+        mask[ids] = True
+        return scores, mask
+
+    def run(self, q: Q.Query, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(matching document numbers, ascending; their scores). Sparse: a query of a few terms costs what
+        its posting lists cost, not the corpus's size. Each document's score adds up its parts in the order
+        a dense evaluation over the whole corpus would, so the scores are the same to the last bit. A
+        sub-query object used in several places of the query (a word in the all-words and the all-but-one
+        signals) is evaluated once."""
         if memo is None:
             memo = {}
         hit = memo.get(id(q))
         if hit is not None:
             return hit[1]
-        out = self._evaluate(q, memo)
+        out = self._run(q, memo)
         memo[id(q)] = (q, out)  # q kept so that its id is not reused while the memo lives
         return out
 
-    def _evaluate(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
-        n = self.n
+    def _union(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """The documents of any part, each scoring the sum of its parts' scores (added in the parts' order)."""
+        parts = [p for p in parts if len(p[0])]
+        if not parts:
+            return _EMPTY
+        if len(parts) == 1:
+            return parts[0][0], parts[0][1] + 0.0
+        ids = np.concatenate([p[0] for p in parts])
+        weights = np.concatenate([p[1] for p in parts])
+        if len(ids) * 4 > self.n:  # large: count over the corpus
+            dense = np.bincount(ids, weights=weights, minlength=self.n)
+            present = np.bincount(ids, minlength=self.n).astype(bool)
+            u = np.flatnonzero(present)
+            return u, dense[u]
+        u, inverse = np.unique(ids, return_inverse=True)
+        return u, np.bincount(inverse, weights=weights, minlength=len(u))
+
+    def _run(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(q, Q.Term):
             ids, sc = self.postings(q.fieldname, q.text)
-            scores = np.zeros(n)
-            scores[ids] = sc * q.boost
-            mask = np.zeros(n, dtype=bool)
-            mask[ids] = True
-            return scores, mask
+            return ids, sc * q.boost
         if isinstance(q, Q.Require):
             a, b = q.subqueries
-            sa, ma = self.evaluate(a, memo)
-            _, mb = self.evaluate(b, memo)
-            mask = ma & mb
-            return np.where(mask, sa, 0.0) * q.boost, mask
+            ia, sa = self.run(a, memo)
+            ib, _ = self.run(b, memo)
+            keep = _members(ia, ib)
+            return ia[keep], sa[keep] * q.boost
         if isinstance(q, Q.ConstantScoreQuery):
-            _, mask = self.evaluate(q.child, memo)
-            return np.where(mask, q.score, 0.0), mask
+            ids, _ = self.run(q.child, memo)
+            return ids, np.full(len(ids), float(q.score))
         if isinstance(q, Q.AndMaybe):
             a, b = q.subqueries
-            sa, ma = self.evaluate(a, memo)
-            sb, _ = self.evaluate(b, memo)
-            return np.where(ma, sa + sb, 0.0) * q.boost, ma
+            ia, sa = self.run(a, memo)
+            ib, sb = self.run(b, memo)
+            return ia, (sa + _scores_at(ib, sb, ia)) * q.boost
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
-                return np.zeros(n), np.zeros(n, dtype=bool)
-            return self.evaluate(q.subqueries[0], memo)
+                return _EMPTY
+            return self.run(q.subqueries[0], memo)
         if isinstance(q, Q.Or):
-            terms = [c for c in q.subqueries if isinstance(c, Q.Term)]
-            others = [c for c in q.subqueries if not isinstance(c, Q.Term)]
-            scores = np.zeros(n)
-            mask = np.zeros(n, dtype=bool)
-            if terms:  # every term child at once: one bincount instead of one pass each
-                parts = [self.postings(t.fieldname, t.text) for t in terms]
-                ids = np.concatenate([p[0] for p in parts])
-                if len(ids):
-                    weights = np.concatenate([p[1] * t.boost for t, p in zip(terms, parts, strict=False)])
-                    scores += np.bincount(ids, weights=weights, minlength=n)
-                    mask[ids] = True
-            for c in others:
-                sc, mc = self.evaluate(c, memo)
-                scores += sc
-                mask |= mc
-            return scores * q.boost, mask
-        if isinstance(q, Q.And) and all(isinstance(c, Q.Term) for c in q.subqueries):
-            # Terms only (character pairs, a phrase's words): intersect the posting lists, then add up.
-            parts = [(self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
-            shortest = sorted((p[0][0] for p in parts), key=len)
-            common = shortest[0]
-            for ids in shortest[1:]:
-                if not len(common):
-                    break
-                common = np.intersect1d(common, ids, assume_unique=True)
-            scores = np.zeros(n)
-            mask = np.zeros(n, dtype=bool)
-            if len(common):
-                for (ids, sc), boost in parts:
-                    scores[common] += sc[np.searchsorted(ids, common)] * boost
-                mask[common] = True
-            return scores * q.boost, mask
+            # the term children first, then the others (the order a dense evaluation adds them in)
+            parts = []
+            for t in q.subqueries:
+                if isinstance(t, Q.Term):
+                    ids, sc = self.postings(t.fieldname, t.text)
+                    parts.append((ids, sc * t.boost))
+            parts += [self.run(c, memo) for c in q.subqueries if not isinstance(c, Q.Term)]
+            ids, sc = self._union(parts)
+            return ids, sc * q.boost
         if isinstance(q, Q.And):
-            scores = np.zeros(n)
-            mask = np.ones(n, dtype=bool)
-            for c in q.subqueries:
-                sc, mc = self.evaluate(c, memo)
-                scores += sc
-                mask &= mc
-            return np.where(mask, scores, 0.0) * q.boost, mask
+            if all(isinstance(c, Q.Term) for c in q.subqueries):
+                parts = [(*self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
+            else:
+                parts = [(*self.run(c, memo), 1.0) for c in q.subqueries]
+            common = min((p[0] for p in parts), key=len)
+            for ids, _, _ in sorted(parts, key=lambda p: len(p[0])):
+                if not len(common):
+                    return _EMPTY
+                if ids is not common:
+                    common = common[_members(common, ids)]
+            scores = np.zeros(len(common))
+            for ids, sc, boost in parts:
+                at = sc[np.searchsorted(ids, common)]
+                scores += at * boost if boost != 1.0 else at
+            return common, scores * q.boost
         if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
-            return np.zeros(n), np.zeros(n, dtype=bool)
+            return _EMPTY
         raise TypeError(f"query type {type(q).__name__} is not evaluated")
 
-    def matched_terms(self, q: Q.Query, docnum: int) -> set[tuple[str, str]] | None:
-        """The terms that made the document match (only the branches that match it), or None."""
-        if isinstance(q, Q.Term):
-            ids, _ = self.postings(q.fieldname, q.text)
-            return {(q.fieldname, q.text)} if _contains(ids, docnum) else None
-        if isinstance(q, Q.Require):
-            a = self.matched_terms(q.subqueries[0], docnum)
-            return a if a is not None and self.matched_terms(q.subqueries[1], docnum) is not None else None
-        if isinstance(q, Q.AndMaybe):
-            a = self.matched_terms(q.subqueries[0], docnum)
-            return None if a is None else a | (self.matched_terms(q.subqueries[1], docnum) or set())
-        if isinstance(q, Q.And):
-            out: set[tuple[str, str]] = set()
-            for c in q.subqueries:
-                t = self.matched_terms(c, docnum)
-                if t is None:
-                    return None
-                out |= t
-            return out if q.subqueries else None
-        if isinstance(q, Q.ConstantScoreQuery):
-            return self.matched_terms(q.child, docnum)
-        if isinstance(q, Q.Or):
-            found = [t for c in q.subqueries if (t := self.matched_terms(c, docnum)) is not None]
-            return set().union(*found) if found else None
-        return None
-
-    def terms_in(self, q: Q.Query, docnums: list[int]) -> list[set[tuple[str, str]]]:
-        """For each document, the query's terms it holds (any branch: what the snippet marks), in one
-        membership test per term rather than one walk of the query per document."""
+    def terms_matched(self, q: Q.Query, docnums: list[int], fields: set[str]) -> set[tuple[str, str]]:
+        """The query's terms (in `fields`) that any of the documents holds (what the snippets mark), in a
+        few array operations for all the terms at once."""
         leaves: dict[tuple[str, str], None] = {}
         stack = [q]
         while stack:
             node = stack.pop()
             if isinstance(node, Q.Term):
-                leaves[(node.fieldname, node.text)] = None
+                if node.fieldname in fields:
+                    leaves[(node.fieldname, node.text)] = None
             elif isinstance(node, (Q.And, Q.Or, Q.Require, Q.AndMaybe)):
                 stack.extend(node.subqueries)
             elif isinstance(node, Q.ConstantScoreQuery):
                 stack.append(node.child)
-        out: list[set[tuple[str, str]]] = [set() for _ in docnums]
-        if not docnums:
-            return out
-        docs = np.array(docnums, dtype=np.int64)
-        for field, text in leaves:
-            ids, _ = self.postings(field, text)
+        if not docnums or not leaves:
+            return set()
+        keys, lists = [], []
+        for key in leaves:
+            ids = self.postings(*key)[0]
             if len(ids):
-                pos = np.minimum(np.searchsorted(ids, docs), len(ids) - 1)
-                for i in np.flatnonzero(ids[pos] == docs):
-                    out[i].add((field, text))
-        return out
+                keys.append(key)
+                lists.append(ids)
+        if not keys:
+            return set()
+        wanted = np.zeros(self.n, dtype=bool)
+        wanted[docnums] = True
+        held = wanted[np.concatenate(lists)]
+        starts = np.cumsum([0] + [len(x) for x in lists[:-1]])
+        found = np.logical_or.reduceat(held, starts)
+        return {keys[i] for i in np.flatnonzero(found)}
 
     def top(self, scores: np.ndarray, mask: np.ndarray, limit: int) -> list[int]:
-        """The best `limit` documents: higher score first, then lower document number (as Whoosh orders)."""
+        """The best `limit` documents of a dense evaluation (`evaluate`)."""
         idx = np.flatnonzero(mask)
-        if len(idx) > limit:
-            sel = np.argpartition(-scores[idx], limit - 1)[:limit]
-            cut = scores[idx][sel].min()
-            idx = idx[scores[idx] >= cut]  # keep every tie at the cut, then order
-        order = np.lexsort((idx, -scores[idx]))
-        return [int(d) for d in idx[order][:limit]]
+        return self.top_of(idx, scores[idx], limit)
+
+    @staticmethod
+    def top_of(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[int]:
+        """The best `limit` documents: higher score first, then lower document number (as Whoosh orders)."""
+        if len(ids) > limit:
+            sel = np.argpartition(-scores, limit - 1)[:limit]
+            keep = scores >= scores[sel].min()  # keep every tie at the cut, then order
+            ids, scores = ids[keep], scores[keep]
+        order = np.lexsort((ids, -scores))
+        return [int(d) for d in ids[order][:limit]]
+
+
+# The fields whose matched terms the snippets mark (`SearchIndex._surfaces`; character pairs as the needle).
+_MARKED_FIELDS = {"words", "title", "reading", "syn", "grams"}
+_EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
+def _members(ids: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """Which of the (sorted) `ids` are in the (sorted) array `of`: a boolean array."""
+    if not len(of):
+        return np.zeros(len(ids), dtype=bool)
+    pos = np.searchsorted(of, ids)
+    pos[pos == len(of)] = 0
+    return of[pos] == ids
+
+
+def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The scores of the documents `at` in a sparse result (0 where absent)."""
+    if not len(ids):
+        return np.zeros(len(at))
+    pos = np.searchsorted(ids, at)
+    pos[pos == len(ids)] = 0
+    return np.where(ids[pos] == at, scores[pos], 0.0)
 
 
 # --- searching -----------------------------------------------------------------------------------------
@@ -1087,13 +1098,13 @@ class SearchIndex:
         ev = self._evaluator
         if game:
             q = Q.Require(q, Q.Term("game", game))
-        scores, mask = ev.evaluate(q)
+        ids, scores = ev.run(q)
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
-        top = ev.top(scores, mask, limit)
-        matched = [{(fl, t) for fl, t in m if fl != "game"} for m in ev.terms_in(q, top)]
-        every = set().union(*matched) if matched else set()
+        top = ev.top_of(ids, scores, limit)
+        at = dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
+        every = ev.terms_matched(q, top, _MARKED_FIELDS)
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
         marker = self._marker(every, short)
@@ -1106,7 +1117,7 @@ class SearchIndex:
                     doc=f["doc"],
                     title=f["title_text"],
                     doc_title=f["doc_title"],
-                    score=round(float(scores[docnum]), 3),
+                    score=round(at[docnum], 3),
                     snippet=self._snippet(
                         f["text"] or f["title_text"],
                         every,
@@ -1116,7 +1127,7 @@ class SearchIndex:
                     ),
                 )
             )
-        return Results(query=text, total=int(mask.sum()), hits=hits)
+        return Results(query=text, total=len(ids), hits=hits)
 
     # snippets
 
