@@ -687,9 +687,10 @@ class _Evaluator:
             return parts[0][0], parts[0][1] + 0.0
         ids = np.concatenate([p[0] for p in parts])
         weights = np.concatenate([p[1] for p in parts])
-        if len(ids) * 4 > self.n:  # large: count over the corpus
+        if len(ids) * 64 > self.n:  # not tiny: count over the corpus (cheaper than sorting)
             dense = np.bincount(ids, weights=weights, minlength=self.n)
-            present = np.bincount(ids, minlength=self.n).astype(bool)
+            present = np.zeros(self.n, dtype=bool)
+            present[ids] = True
             u = np.flatnonzero(present)
             return u, dense[u]
         u, inverse = np.unique(ids, return_inverse=True)
@@ -1040,7 +1041,12 @@ class SearchIndex:
             for i in range(len(word_queries)):
                 signals.append(_weighted(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"]))
         if word_queries:
-            signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
+            # A word without short units is the same query in both modes: the same object, evaluated once.
+            each = [
+                self._word_query(qw, "or") if qw.word.parts else wq
+                for qw, wq in zip(words, word_queries, strict=True)
+            ]
+            signals.append(_weighted(Q.Or(each), WEIGHT["any"]))
             signals.append(_weighted(Q.And([self._title_query(qw) for qw in words]), WEIGHT["title"]))
         for e in self.synonym_entries(text, words):
             for phrase in self._phrases[e]:
