@@ -445,7 +445,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
     }
 
 
-def _write_segment(ix, rows: list[dict]) -> None:
+def _write_segment(ix, rows: Iterable[dict]) -> int:
     """Write the sections as the index's one segment, through Whoosh's codec API (the per-document writer
     for stored fields and lengths, the field writer for the postings, then the table of contents), exactly
     as `SegmentWriter.add_document` and `commit` would write them: the same files, read by Whoosh's own
@@ -467,8 +467,12 @@ def _write_segment(ix, rows: list[dict]) -> None:
     # per field: term bytes → [(document, weight, value bytes)], in document order
     postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed}
     # per field, each document's length as the lengths column gives it back (None for none)
-    lengths: dict[str, list[int | None]] = {n: [None] * len(rows) for n in postings}
+    lengths: dict[str, list[int | None]] = {n: [] for n in postings}
+    count = 0
     for docnum, row in enumerate(rows):
+        count += 1
+        for column in lengths.values():
+            column.append(None)
         perdoc.start_doc(docnum)
         for name in names:
             value = row.get(name)
@@ -499,7 +503,7 @@ def _write_segment(ix, rows: list[dict]) -> None:
             perdoc.add_field(name, field, value if field.stored else None, length)
         perdoc.finish_doc()
     perdoc.close()
-    segment.set_doc_count(len(rows))
+    segment.set_doc_count(count)
 
     writer = codec.field_writer(storage, segment)
     for name in sorted(postings):
@@ -520,6 +524,59 @@ def _write_segment(ix, rows: list[dict]) -> None:
     TOC(schema, [segment], generation).write(storage, ix.indexname)
     clean_files(storage, ix.indexname, generation, [segment])
     storage.temp_storage(f"{ix.indexname}.tmp").destroy()
+    return count
+
+
+# A build of at least this many sections analyses them in two worker processes (in batches, in order) while
+# this process writes what comes back; the real corpus (a few hundred sections) is analysed here.
+PARALLEL_FROM = 2000
+_BATCH = 250
+_STORED_ROW = ("title_text", "doc_title", "text")
+
+
+def _analyse_batch(docs: list[IndexDoc]) -> tuple[list[dict], dict]:
+    """A worker's part of a build: the batch's rows (without the stored texts, which the writer has) and
+    the batch's lexicon."""
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    an, seen = analyzer(), {}
+    rows = []
+    for d in docs:
+        row = _analyse_doc(an, d, lexicon, seen)
+        for key in _STORED_ROW:
+            del row[key]
+        rows.append(row)
+    return rows, lexicon
+
+
+def _analysed_rows(docs: list[IndexDoc], lexicon: dict):
+    """Each section's row for the writer, in order, adding its words to `lexicon`."""
+    import multiprocessing
+
+    parallel = (
+        len(docs) >= PARALLEL_FROM
+        and threading.active_count() == 1  # forking is safe only without other threads
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
+    if not parallel:
+        an, seen = analyzer(), {}
+        for d in docs:
+            yield _analyse_doc(an, d, lexicon, seen)
+        return
+    analyzer()  # loaded once, before the workers are forked
+    batches = [docs[i : i + _BATCH] for i in range(0, len(docs), _BATCH)]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        for batch, (rows, lex) in zip(batches, pool.imap(_analyse_batch, batches), strict=True):
+            for field, entries in lex.items():
+                mine = lexicon[field]
+                for term, surfaces in entries.items():
+                    have = mine.get(term)
+                    if have is None:
+                        mine[term] = surfaces
+                    else:
+                        have |= surfaces
+            for d, row in zip(batch, rows, strict=True):
+                row["title_text"], row["doc_title"], row["text"] = d.title, d.doc_title, d.text
+                yield row
 
 
 def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -> int:
@@ -529,16 +586,12 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
-    an = analyzer()
-    seen: dict[int, Word] = {}
     try:
         ix = whoosh_index.create_in(str(tmp), SCHEMA)
-        rows = [_analyse_doc(an, d, lexicon, seen) for d in docs]
-        _write_segment(ix, rows)
+        count = _write_segment(ix, _analysed_rows(list(docs), lexicon))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
-    count = len(rows)
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
