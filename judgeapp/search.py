@@ -737,7 +737,7 @@ class _Evaluator:
         if not parts:
             return _EMPTY
         if len(parts) == 1:
-            return parts[0][0], parts[0][1] + 0.0
+            return parts[0]
         ids = np.concatenate([p[0] for p in parts])
         weights = np.concatenate([p[1] for p in parts])
         if len(ids) * 64 > self.n:  # not tiny: count over the corpus (cheaper than sorting)
@@ -752,13 +752,13 @@ class _Evaluator:
     def _run(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(q, Q.Term):
             ids, sc = self.postings(q.fieldname, q.text)
-            return ids, sc * q.boost
+            return ids, _times(sc, q.boost)
         if isinstance(q, Q.Require):
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
             ib, _ = self.run(b, memo)
             keep = _members(ia, ib)
-            return ia[keep], sa[keep] * q.boost
+            return ia[keep], _times(sa[keep], q.boost)
         if isinstance(q, Q.ConstantScoreQuery):
             ids, _ = self.run(q.child, memo)
             return ids, np.full(len(ids), float(q.score))
@@ -766,7 +766,7 @@ class _Evaluator:
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
             ib, sb = self.run(b, memo)
-            return ia, (sa + _scores_at(ib, sb, ia)) * q.boost
+            return ia, _times(sa + _scores_at(ib, sb, ia), q.boost)
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
@@ -778,10 +778,10 @@ class _Evaluator:
             for t in q.subqueries:
                 if isinstance(t, Q.Term):
                     ids, sc = self.postings(t.fieldname, t.text)
-                    parts.append((ids, sc * t.boost))
+                    parts.append((ids, _times(sc, t.boost)))
             parts += [self.run(c, memo) for c in q.subqueries if not isinstance(c, Q.Term)]
             ids, sc = self._union(parts)
-            return ids, sc * q.boost
+            return ids, _times(sc, q.boost)
         if isinstance(q, Q.And):
             if all(isinstance(c, Q.Term) for c in q.subqueries):
                 parts = [(*self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
@@ -797,14 +797,17 @@ class _Evaluator:
             for ids, sc, boost in parts:
                 at = sc[np.searchsorted(ids, common)]
                 scores += at * boost if boost != 1.0 else at
-            return common, scores * q.boost
+            return common, _times(scores, q.boost)
         if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
             return _EMPTY
         raise TypeError(f"query type {type(q).__name__} is not evaluated")
 
-    def terms_matched(self, q: Q.Query, docnums: list[int], fields: set[str]) -> set[tuple[str, str]]:
+    def terms_matched(
+        self, q: Q.Query, docnums: list[int], fields: set[str], few: frozenset[str] = frozenset()
+    ) -> set[tuple[str, str]]:
         """The query's terms (in `fields`) that any of the documents holds (what the snippets mark), in a
-        few array operations for all the terms at once."""
+        few array operations for all the terms at once. For a field in `few`, one such term at most (the
+        first found): the caller asks only whether there is one."""
         leaves: dict[tuple[str, str], None] = {}
         stack = [q]
         while stack:
@@ -818,20 +821,27 @@ class _Evaluator:
                 stack.append(node.child)
         if not docnums or not leaves:
             return set()
+        wanted = np.zeros(self.n, dtype=bool)
+        wanted[docnums] = True
+        out: set[tuple[str, str]] = set()
         keys, lists = [], []
         for key in leaves:
             ids = self.postings(*key)[0]
-            if len(ids):
-                keys.append(key)
-                lists.append(ids)
-        if not keys:
-            return set()
-        wanted = np.zeros(self.n, dtype=bool)
-        wanted[docnums] = True
-        held = wanted[np.concatenate(lists)]
-        starts = np.cumsum([0] + [len(x) for x in lists[:-1]])
-        found = np.logical_or.reduceat(held, starts)
-        return {keys[i] for i in np.flatnonzero(found)}
+            if not len(ids):
+                continue
+            if key[0] in few:
+                # these count only as a whole (one found is enough): the first found ends the search
+                if key[0] not in {f for f, _ in out} and wanted[ids].any():
+                    out.add(key)
+                continue
+            keys.append(key)
+            lists.append(ids)
+        if keys:
+            held = wanted[np.concatenate(lists)]
+            starts = np.cumsum([0] + [len(x) for x in lists[:-1]])
+            found = np.logical_or.reduceat(held, starts)
+            out.update(keys[i] for i in np.flatnonzero(found))
+        return out
 
     def top(self, scores: np.ndarray, mask: np.ndarray, limit: int) -> list[int]:
         """The best `limit` documents of a dense evaluation (`evaluate`)."""
@@ -852,6 +862,11 @@ class _Evaluator:
 # The fields whose matched terms the snippets mark (`SearchIndex._surfaces`; character pairs as the needle).
 _MARKED_FIELDS = {"words", "title", "reading", "syn", "grams"}
 _EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
+def _times(scores: np.ndarray, boost: float) -> np.ndarray:
+    """Scores times a boost (the same array for 1: x × 1 is x; arrays of results are never changed)."""
+    return scores if boost == 1.0 else scores * boost
 
 
 def _members(ids: np.ndarray, of: np.ndarray) -> np.ndarray:
@@ -1163,7 +1178,7 @@ class SearchIndex:
         short = len(needle) <= 1
         top = ev.top_of(ids, scores, limit)
         at = dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
-        every = ev.terms_matched(q, top, _MARKED_FIELDS)
+        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}))
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
         marker = self._marker(every, short)
