@@ -16,7 +16,6 @@ Queries are built in code, never parsed from the user's text, so no input is a s
 from __future__ import annotations
 
 import bisect
-import copy
 import fcntl
 import json
 import os
@@ -382,9 +381,10 @@ def _weighted(q: Q.Query, weight: float) -> Q.Query:
     query (it runs the child alone), so the weight goes down to the first query that uses it."""
     while isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) == 1:
         q = q.subqueries[0]
-    q = copy.copy(q)
-    q.boost = q.boost * weight
-    return q
+    copied = object.__new__(type(q))  # a shallow copy (what copy.copy makes of a query, without its detour)
+    copied.__dict__.update(q.__dict__)
+    copied.boost = q.boost * weight
+    return copied
 
 
 def word_pairs(words: list[Word]) -> list[str]:
@@ -962,9 +962,19 @@ class SearchIndex:
 
     def analyse(self, text: str) -> list[QueryWord]:
         """The query's content words, analysed once (a run of kana is also kept whole)."""
+        return self._analyse(text)[0]
+
+    def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None]:
+        """`analyse`, and SudachiPy's words of the whole text when the text is one chunk (None otherwise),
+        so that the word pairs need not cut it again."""
         out: list[QueryWord] = []
-        for chunk in text.split():
-            words = [w for w in self.analyzer.words(chunk) if w.forms[0] not in _QUERY_STOP]
+        chunks = text.split()
+        whole_text = None
+        for chunk in chunks:
+            analysed = self.analyzer.words(chunk)
+            if len(chunks) == 1 and chunk == text:
+                whole_text = analysed
+            words = [w for w in analysed if w.forms[0] not in _QUERY_STOP]
             if is_kana(chunk):
                 k = fold(to_katakana(chunk))
                 whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
@@ -972,7 +982,7 @@ class SearchIndex:
                 out.append(QueryWord(whole, kana=True, chunk=chunk))
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
-        return out[:24]
+        return out[:24], whole_text
 
     def _spellings(self, k: str) -> list[str]:
         """Corpus readings a katakana spelling may stand for when the corpus does not have it as written."""
@@ -1097,7 +1107,9 @@ class SearchIndex:
         judges' words in it; the query's character pairs (all, and some). A section that has every word
         scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
         """
-        words = self.analyse(text) if words is None else words
+        whole = None
+        if words is None:
+            words, whole = self._analyse(text)
         signals: list[Q.Query] = []
         keys = query_number_terms(text)
         if keys:  # once, however many of its forms the section has
@@ -1125,7 +1137,12 @@ class SearchIndex:
                 ]
                 if terms:
                     signals.append(_weighted(Q.And(terms), WEIGHT["phrase"]))
-        pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
+        if len(words) > 1:
+            pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text) if whole is None else whole)))[
+                :16
+            ]
+        else:
+            pairs = []
         if pairs:
             signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
         grams = list(dict.fromkeys(_bigrams(text)))[:32]
