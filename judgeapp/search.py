@@ -766,6 +766,10 @@ class _Evaluator:
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
             ib, sb = self.run(b, memo)
+            if len(ib) * 64 > self.n and len(ia) * 64 > self.n:  # both not tiny: look up over the corpus
+                spread = np.zeros(self.n)
+                spread[ib] = sb
+                return ia, _times(sa + spread[ia], q.boost)
             return ia, _times(sa + _scores_at(ib, sb, ia), q.boost)
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
@@ -786,8 +790,15 @@ class _Evaluator:
             if all(isinstance(c, Q.Term) for c in q.subqueries):
                 parts = [(*self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
             else:
-                parts = [(*self.run(c, memo), 1.0) for c in q.subqueries]
+                parts = []
+                for c in q.subqueries:  # an empty child empties the whole: the rest need not be run
+                    ids, sc = self.run(c, memo)
+                    if not len(ids):
+                        return _EMPTY
+                    parts.append((ids, sc, 1.0))
             common = min((p[0] for p in parts), key=len)
+            if not len(common):
+                return _EMPTY
             for ids, _, _ in sorted(parts, key=lambda p: len(p[0])):
                 if not len(common):
                     return _EMPTY
