@@ -960,6 +960,11 @@ class SearchIndex:
                 if len(reading) >= 3:
                     self._synonym_by_reading.setdefault(reading, []).append(i)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
+        # the lengths of the keys beginning with each character, shortest first (the only slices to try)
+        lengths: dict[str, set[int]] = {}
+        for key in self._synonym_by_key:
+            lengths.setdefault(key[0], set()).add(len(key))
+        self._key_lengths = {ch: sorted(ls) for ch, ls in lengths.items()}
 
     def _index_spellings(self) -> None:
         """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
@@ -1089,8 +1094,11 @@ class SearchIndex:
         dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
         s, _ = squash_map(text)
         found: list[int] = []
-        for i in range(len(s)):
-            for j in range(i + 1, min(len(s), i + self._max_key) + 1):
+        for i, ch in enumerate(s):
+            for length in self._key_lengths.get(ch, ()):
+                j = i + length
+                if j > len(s):
+                    break
                 for e in self._synonym_by_key.get(s[i:j], ()):
                     key = s[i:j]
                     if key.isascii() and (
