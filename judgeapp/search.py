@@ -821,12 +821,16 @@ class _Evaluator:
         first found): the caller asks only whether there is one."""
         leaves: dict[tuple[str, str], None] = {}
         stack = [q]
+        walked: set[int] = set()  # a sub-query shared by several signals is walked once
         while stack:
             node = stack.pop()
             if isinstance(node, Q.Term):
                 if node.fieldname in fields:
                     leaves[(node.fieldname, node.text)] = None
+            elif id(node) in walked:
+                continue
             elif isinstance(node, (Q.And, Q.Or, Q.Require, Q.AndMaybe)):
+                walked.add(id(node))
                 stack.extend(node.subqueries)
             elif isinstance(node, Q.ConstantScoreQuery):
                 stack.append(node.child)
