@@ -401,9 +401,6 @@ def _bigrams(text: str) -> list[str]:
 # --- building ----------------------------------------------------------------------------------------
 
 
-_UINT = [pack_uint(i) for i in range(256)]
-
-
 def _counts(terms: Iterable[str]) -> dict[bytes, int]:
     """A field's terms as Whoosh stores them: each term's bytes and its frequency in the section."""
     return {t.encode("utf-8"): f for t, f in Counter(terms).items()}
@@ -411,32 +408,43 @@ def _counts(terms: Iterable[str]) -> dict[bytes, int]:
 
 def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
     """One section's fields as the index stores them (term fields as term bytes → frequency), and its
-    words' surfaces added to the lexicon (each analysed word once: the analyzer hands back the same `Word`
-    for a word it has seen, and `seen` keeps them)."""
+    words' surfaces added to the lexicon. Each analysed word is handled once: the analyzer hands back the
+    same `Word` for a word it has seen, and `seen` keeps, by word, its index terms as bytes (forms and
+    short units, reading, synonym groups)."""
     body_words = an.words(d.text)
     title_words = an.words(d.title)
-    words = body_words + title_words
-    for w in words:
-        if id(w) in seen:
-            continue
-        seen[id(w)] = w
-        surface = fold(w.surface)
-        for f in w.forms + w.parts:
-            lexicon["words"].setdefault(f, set()).add(surface)
-        lexicon["reading"].setdefault(w.reading, set()).add(surface)
-        for g in w.synonyms:
-            lexicon["syn"].setdefault(str(g), set()).add(surface)
+    terms = []
+    for ws in (body_words, title_words):
+        out = []
+        for w in ws:
+            t = seen.get(id(w))
+            if t is None:
+                surface = fold(w.surface)
+                for f in w.forms + w.parts:
+                    lexicon["words"].setdefault(f, set()).add(surface)
+                lexicon["reading"].setdefault(w.reading, set()).add(surface)
+                for g in w.synonyms:
+                    lexicon["syn"].setdefault(str(g), set()).add(surface)
+                t = seen[id(w)] = (
+                    w,  # kept, so that its id is not reused while `seen` lives
+                    tuple(f.encode("utf-8") for f in w.forms + w.parts),
+                    w.reading.encode("utf-8"),
+                    tuple(str(g).encode("utf-8") for g in w.synonyms),
+                )
+            out.append(t)
+        terms.append(out)
+    body, title = terms
     title_grams = _bigrams(d.title)
     return {
         "id": d.id,
         "game": d.game,
         "doc": d.doc,
         "number": " ".join(number_terms(d.numbers)),
-        "syn": _counts(str(g) for w in words for g in w.synonyms),
+        "syn": Counter(g for t in body + title for g in t[3]),
         "pairs": _counts(word_pairs(body_words) + word_pairs(title_words)),
-        "title": _counts(t for w in title_words for t in w.forms + w.parts),
-        "words": _counts(t for w in body_words for t in w.forms + w.parts),
-        "reading": _counts(w.reading for w in words),
+        "title": Counter(f for t in title for f in t[1]),
+        "words": Counter(f for t in body for f in t[1]),
+        "reading": Counter(t[2] for t in body + title),
         "grams": _counts(title_grams + _bigrams(d.text)),
         "title_grams": _counts(title_grams),
         "title_text": d.title,
@@ -464,10 +472,13 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
     perdoc = codec.per_document_writer(storage, segment)
     names = sorted(schema.names())
     fields = {name: schema[name] for name in names}
-    # per field: term bytes → [(document, weight, value bytes)], in document order
+    counted = {n for n in names if isinstance(fields[n], TermsField)}
+    # per field: term bytes → its postings in document order: (document, frequency) for a counted field
+    # (a TermsField: weight and value follow from the frequency), else (document, weight, value bytes)
     postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed}
     # per field, each document's length as the lengths column gives it back (None for none)
     lengths: dict[str, list[int | None]] = {n: [] for n in postings}
+    most = 1  # the highest frequency of a counted term in a section
     count = 0
     for docnum, row in enumerate(rows):
         count += 1
@@ -481,23 +492,28 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
             field = fields[name]
             length = 0
             if field.indexed:
-                if isinstance(value, dict):  # counted terms (a TermsField): what its index() yields
-                    items = [
-                        (tb, f, float(f), _UINT[f] if f < 256 else pack_uint(f)) for tb, f in value.items()
-                    ]
-                else:
-                    items = field.index(value)
                 field_postings = postings[name]
-                scorable = field.scorable
-                for tbytes, freq, weight, vbytes in items:
-                    if scorable:
-                        length += freq
-                    posting = (docnum, weight, vbytes)
-                    plist = field_postings.get(tbytes)
-                    if plist is None:
-                        field_postings[tbytes] = [posting]
-                    else:
-                        plist.append(posting)
+                if name in counted:
+                    if not isinstance(value, dict):  # terms not yet counted: as TermsField.index counts them
+                        value = _counts(value.split() if isinstance(value, str) else value)
+                    for tbytes, freq in value.items():
+                        plist = field_postings.get(tbytes)
+                        if plist is None:
+                            field_postings[tbytes] = [(docnum, freq)]
+                        else:
+                            plist.append((docnum, freq))
+                    if value:
+                        length = sum(value.values()) if field.scorable else 0
+                        most = max(most, max(value.values()))
+                else:
+                    for tbytes, freq, weight, vbytes in field.index(value):
+                        if field.scorable:
+                            length += freq
+                        plist = field_postings.get(tbytes)
+                        if plist is None:
+                            field_postings[tbytes] = [(docnum, weight, vbytes)]
+                        else:
+                            plist.append((docnum, weight, vbytes))
                 if length:
                     lengths[name][docnum] = byte_to_length(length_to_byte(length))
             perdoc.add_field(name, field, value if field.stored else None, length)
@@ -505,6 +521,9 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
     perdoc.close()
     segment.set_doc_count(count)
 
+    # what TermsField.index gives for a frequency: its weight and its value bytes
+    weights = [float(f) for f in range(most + 1)]
+    values = [pack_uint(f) for f in range(most + 1)]
     writer = codec.field_writer(storage, segment)
     for name in sorted(postings):
         field_lengths = lengths[name]
@@ -513,8 +532,12 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
         field_postings = postings[name]
         for tbytes in sorted(field_postings):
             writer.start_term(tbytes)
-            for docnum, weight, vbytes in field_postings[tbytes]:
-                add(docnum, weight, vbytes if vbytes is not None else b"", field_lengths[docnum])
+            if name in counted:
+                for docnum, freq in field_postings[tbytes]:
+                    add(docnum, weights[freq], values[freq], field_lengths[docnum])
+            else:
+                for docnum, weight, vbytes in field_postings[tbytes]:
+                    add(docnum, weight, vbytes if vbytes is not None else b"", field_lengths[docnum])
             writer.finish_term()
         writer.finish_field()
     writer.close()
