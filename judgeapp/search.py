@@ -550,8 +550,8 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
     return count
 
 
-# A build of at least this many sections analyses them in two worker processes (in batches, in order) while
-# this process writes what comes back; the real corpus (a few hundred sections) is analysed here.
+# A build of at least this many sections analyses them in two worker processes (in batches, kept in order),
+# then this process writes them; the real corpus (a few hundred sections) is analysed here.
 PARALLEL_FROM = 2000
 _BATCH = 250
 _STORED_ROW = ("title_text", "doc_title", "text")
