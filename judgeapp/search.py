@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import bisect
 import copy
+import dataclasses
 import fcntl
 import json
 import os
@@ -235,7 +236,14 @@ class Word:
 
 
 class Analyzer:
-    """SudachiPy behind a lock: a Sudachi tokenizer cannot be used by two threads at once."""
+    """SudachiPy behind a lock: a Sudachi tokenizer cannot be used by two threads at once.
+
+    Each dictionary word is turned into a `Word` once: SudachiPy cuts every text, and the forms, reading,
+    short units and synonym groups of a word it has seen before (same dictionary entry, same surface, same
+    place after て/で) come from a memo rather than from SudachiPy again. A corpus repeats its words, so an
+    index build asks SudachiPy for each word's details about once per distinct word."""
+
+    MEMO_SIZE = 200_000  # distinct words kept (cleared when full)
 
     def __init__(self) -> None:
         from sudachipy import Dictionary, SplitMode
@@ -243,24 +251,70 @@ class Analyzer:
         self._split_a = SplitMode.A
         self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
         self._lock = threading.Lock()
+        self._memo: dict[tuple, Word] = {}
+        self._pos: dict[int, tuple[bool, bool, bool, bool]] = {}
+
+    def _pos_kind(self, m) -> tuple[bool, bool, bool, bool, bool, bool]:
+        """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
+        numeral) of a part of speech, read once per part-of-speech id."""
+        pid = m.part_of_speech_id()
+        kind = self._pos.get(pid)
+        if kind is None:
+            pos = m.part_of_speech()
+            kind = self._pos[pid] = (
+                pos[0] in _DROP_POS,
+                pos[:2] == ("形状詞", "助動詞語幹"),
+                pos[1] == "非自立可能" and pos[0] == "動詞",
+                pos[0] in ("助詞", "助動詞"),
+                pos[0] == "接尾辞",
+                pos[1] == "数詞",
+            )
+        return kind
 
     def words(self, text: str) -> list[Word]:
         out: list[Word] = []
+        memo = self._memo
+        pos_kind = self._pos_kind
         for line in text.splitlines():
             for start in range(0, len(line), 4000):  # Sudachi limits one input's size
                 chunk = line[start : start + 4000]
                 if chunk.strip():
                     with self._lock:
-                        morphemes = list(self._tokenizer.tokenize(chunk))
-                        for k, m in enumerate(morphemes):
-                            if m.part_of_speech()[0] not in _DROP_POS:
-                                out.append(self._word(m, _is_aux(m, morphemes[k - 1] if k else None)))
-                                out[-1].suffix = (
-                                    m.part_of_speech()[0] == "接尾辞"
-                                    and k > 0
-                                    and morphemes[k - 1].part_of_speech()[1] != "数詞"  # a counter: 2枚
+                        before = None  # (surface, kind) of the morpheme before
+                        for m in self._tokenizer.tokenize(chunk):
+                            kind = pos_kind(m)
+                            surface = m.surface()
+                            if not kind[0]:
+                                # _is_aux, from the part-of-speech kinds (see `Word.aux`)
+                                aux = kind[1] or (
+                                    kind[2]
+                                    and before is not None
+                                    and before[0] in ("て", "で")
+                                    and before[1][3]
+                                    and m.dictionary_form() not in ("見る", "みる")
                                 )
-        return [w for w in out if w.forms]
+                                # a suffix after a word (後 in マッチ後), not a counter after a number (2枚)
+                                suffix = kind[4] and before is not None and not before[1][5]
+                                key = (
+                                    m.word_id(),
+                                    m.part_of_speech_id(),
+                                    surface,
+                                    m.reading_form(),
+                                    m.normalized_form(),
+                                    m.dictionary_form(),
+                                    aux,
+                                    suffix,
+                                )
+                                w = memo.get(key)
+                                if w is None:
+                                    if len(memo) >= self.MEMO_SIZE:
+                                        memo.clear()
+                                    w = memo[key] = self._word(m, aux)
+                                    w.suffix = suffix
+                                if w.forms:
+                                    out.append(w)
+                            before = (surface, kind)
+        return out
 
     def _word(self, m, aux: bool = False) -> Word:
         surface = m.surface()
@@ -278,21 +332,6 @@ class Analyzer:
             synonyms=tuple(dict.fromkeys(groups)),
             aux=aux,
         )
-
-
-def _is_aux(m, before) -> bool:
-    """Whether a morpheme is grammar in a content word's place (see `Word.aux`)."""
-    pos = m.part_of_speech()
-    if pos[:2] == ("形状詞", "助動詞語幹"):
-        return True
-    return (
-        pos[1] == "非自立可能"
-        and pos[0] == "動詞"
-        and m.dictionary_form() not in ("見る", "みる")
-        and before is not None
-        and before.surface() in ("て", "で")
-        and before.part_of_speech()[0] in ("助詞", "助動詞")
-    )
 
 
 _analyzer: Analyzer | None = None
@@ -358,15 +397,10 @@ def _weighted(q: Q.Query, weight: float) -> Q.Query:
     query (it runs the child alone), so the weight goes down to the first query that uses it."""
     while isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) == 1:
         q = q.subqueries[0]
-    q = copy.copy(q)
-    q.boost = q.boost * weight
-    return q
-
-
-def _contains(ids: np.ndarray, docnum: int) -> bool:
-    """Whether a term's (sorted) posting list holds the document."""
-    i = int(np.searchsorted(ids, docnum))
-    return i < len(ids) and int(ids[i]) == docnum
+    copied = object.__new__(type(q))  # a shallow copy (what copy.copy makes of a query, without its detour)
+    copied.__dict__.update(q.__dict__)
+    copied.boost = q.boost * weight
+    return copied
 
 
 def _katakana(ch: str) -> bool:
@@ -443,54 +477,224 @@ def _bigrams(text: str) -> list[str]:
 # --- building ----------------------------------------------------------------------------------------
 
 
-def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -> int:
-    """Build a fresh index at `path` (replacing what is there once complete); return the section count."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    ix = whoosh_index.create_in(str(tmp), SCHEMA)
-    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
-    an = analyzer()
-    count = 0
-    writer = ix.writer(limitmb=256)
-    try:
-        for d in docs:
-            body_words = an.words(d.text)
-            title_words = an.words(d.title)
-            for w in body_words + title_words:
+def _counts(terms: Iterable[str]) -> dict[bytes, int]:
+    """A field's terms as Whoosh stores them: each term's bytes and its frequency in the section."""
+    return {t.encode("utf-8"): f for t, f in Counter(terms).items()}
+
+
+def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
+    """One section's fields as the index stores them (term fields as term bytes → frequency), and its
+    words' surfaces added to the lexicon. Each analysed word is handled once: the analyzer hands back the
+    same `Word` for a word it has seen, and `seen` keeps, by word, its index terms as bytes (forms and
+    short units, reading, synonym groups)."""
+    body_words = an.words(d.text)
+    title_words = an.words(d.title)
+    terms = []
+    for ws in (body_words, title_words):
+        out = []
+        for w in ws:
+            t = seen.get(id(w))
+            if t is None:
                 surface = fold(w.surface)
                 for f in w.forms + w.parts:
                     lexicon["words"].setdefault(f, set()).add(surface)
                 lexicon["reading"].setdefault(w.reading, set()).add(surface)
                 for g in w.synonyms:
                     lexicon["syn"].setdefault(str(g), set()).add(surface)
+                t = seen[id(w)] = (
+                    w,  # kept, so that its id is not reused while `seen` lives
+                    tuple(f.encode("utf-8") for f in w.forms + w.parts),
+                    w.reading.encode("utf-8"),
+                    tuple(str(g).encode("utf-8") for g in w.synonyms),
+                )
+            out.append(t)
+        terms.append(out)
+    body, title = terms
+    title_grams = _bigrams(d.title)
+    return {
+        "id": d.id,
+        "game": d.game,
+        "doc": d.doc,
+        "number": " ".join(number_terms(d.numbers)),
+        "syn": Counter(g for t in body + title for g in t[3]),
+        "kanji": _counts(k for w in body_words + title_words if (k := kanji_stem(w.surface))),
+        "pairs": _counts(word_pairs(body_words) + word_pairs(title_words)),
+        "title": Counter(f for t in title for f in t[1]),
+        "words": Counter(f for t in body for f in t[1]),
+        "reading": Counter(t[2] for t in body + title),
+        "grams": _counts(title_grams + _bigrams(d.text)),
+        "title_grams": _counts(title_grams),
+        "title_topic": title_topic(title_words),
+        "title_text": d.title,
+        "doc_title": d.doc_title,
+        "text": d.text,
+    }
 
-            def terms(ws: list[Word]) -> list[str]:
-                return [t for w in ws for t in w.forms + w.parts]
 
-            writer.add_document(
-                id=d.id,
-                game=d.game,
-                doc=d.doc,
-                number=" ".join(number_terms(d.numbers)),
-                syn=[str(g) for w in body_words + title_words for g in w.synonyms],
-                kanji=[k for w in body_words + title_words if (k := kanji_stem(w.surface))],
-                pairs=word_pairs(body_words) + word_pairs(title_words),
-                title=terms(title_words),
-                words=terms(body_words),
-                reading=[w.reading for w in body_words + title_words],
-                grams=_bigrams(d.title) + _bigrams(d.text),
-                title_grams=_bigrams(d.title),
-                title_topic=title_topic(title_words),
-                title_text=d.title,
-                doc_title=d.doc_title,
-                text=d.text,
-            )
-            count += 1
-        writer.commit(optimize=True)
+def _write_segment(ix, rows: Iterable[dict]) -> int:
+    """Write the sections as the index's one segment, through Whoosh's codec API (the per-document writer
+    for stored fields and lengths, the field writer for the postings, then the table of contents), exactly
+    as `SegmentWriter.add_document` and `commit` would write them: the same files, read by Whoosh's own
+    searcher with the same results. What it leaves out is the writer's general machinery (a posting pool
+    of one tuple per posting, sorted, then each posting's length read back from disk), which took most of a
+    large build; the term fields come already counted (`_analyse_doc`)."""
+    from whoosh.codec import default_codec
+    from whoosh.index import TOC, clean_files
+    from whoosh.util.numeric import byte_to_length, length_to_byte
+
+    schema = ix.schema
+    storage = ix.storage
+    codec = default_codec()
+    generation = ix.latest_generation() + 1
+    segment = codec.new_segment(storage, ix.indexname)
+    perdoc = codec.per_document_writer(storage, segment)
+    names = sorted(schema.names())
+    fields = {name: schema[name] for name in names}
+    counted = {n for n in names if isinstance(fields[n], TermsField)}
+    # per field: term bytes → its postings in document order: (document, frequency) for a counted field
+    # (a TermsField: weight and value follow from the frequency), else (document, weight, value bytes)
+    postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed}
+    # per field, each document's length as the lengths column gives it back (None for none)
+    lengths: dict[str, list[int | None]] = {n: [] for n in postings}
+    most = 1  # the highest frequency of a counted term in a section
+    count = 0
+    for docnum, row in enumerate(rows):
+        count += 1
+        for column in lengths.values():
+            column.append(None)
+        perdoc.start_doc(docnum)
+        for name in names:
+            value = row.get(name)
+            if value is None:
+                continue
+            field = fields[name]
+            length = 0
+            if field.indexed:
+                field_postings = postings[name]
+                if name in counted:
+                    if not isinstance(value, dict):  # terms not yet counted: as TermsField.index counts them
+                        value = _counts(value.split() if isinstance(value, str) else value)
+                    for tbytes, freq in value.items():
+                        plist = field_postings.get(tbytes)
+                        if plist is None:
+                            field_postings[tbytes] = [(docnum, freq)]
+                        else:
+                            plist.append((docnum, freq))
+                    if value:
+                        length = sum(value.values()) if field.scorable else 0
+                        most = max(most, max(value.values()))
+                else:
+                    for tbytes, freq, weight, vbytes in field.index(value):
+                        if field.scorable:
+                            length += freq
+                        plist = field_postings.get(tbytes)
+                        if plist is None:
+                            field_postings[tbytes] = [(docnum, weight, vbytes)]
+                        else:
+                            plist.append((docnum, weight, vbytes))
+                if length:
+                    lengths[name][docnum] = byte_to_length(length_to_byte(length))
+            perdoc.add_field(name, field, value if field.stored else None, length)
+        perdoc.finish_doc()
+    perdoc.close()
+    segment.set_doc_count(count)
+
+    # what TermsField.index gives for a frequency: its weight and its value bytes
+    weights = [float(f) for f in range(most + 1)]
+    values = [pack_uint(f) for f in range(most + 1)]
+    writer = codec.field_writer(storage, segment)
+    for name in sorted(postings):
+        field_lengths = lengths[name]
+        writer.start_field(name, fields[name])
+        add = writer.add
+        field_postings = postings[name]
+        for tbytes in sorted(field_postings):
+            writer.start_term(tbytes)
+            if name in counted:
+                for docnum, freq in field_postings[tbytes]:
+                    add(docnum, weights[freq], values[freq], field_lengths[docnum])
+            else:
+                for docnum, weight, vbytes in field_postings[tbytes]:
+                    add(docnum, weight, vbytes if vbytes is not None else b"", field_lengths[docnum])
+            writer.finish_term()
+        writer.finish_field()
+    writer.close()
+    if segment.should_assemble():
+        segment.create_compound_file(storage)
+        segment.compound = True
+    TOC(schema, [segment], generation).write(storage, ix.indexname)
+    clean_files(storage, ix.indexname, generation, [segment])
+    storage.temp_storage(f"{ix.indexname}.tmp").destroy()
+    return count
+
+
+# A build of at least this many sections analyses them in two worker processes (in batches, kept in order),
+# then this process writes them; the real corpus (a few hundred sections) is analysed here.
+PARALLEL_FROM = 2000
+_BATCH = 250
+_STORED_ROW = ("title_text", "doc_title", "text")
+
+
+def _analyse_batch(docs: list[IndexDoc]) -> tuple[list[dict], dict]:
+    """A worker's part of a build: the batch's rows (without the stored texts, which the writer has) and
+    the batch's lexicon."""
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    an, seen = analyzer(), {}
+    rows = []
+    for d in docs:
+        row = _analyse_doc(an, d, lexicon, seen)
+        for key in _STORED_ROW:
+            del row[key]
+        rows.append(row)
+    return rows, lexicon
+
+
+def _analysed_rows(docs: list[IndexDoc], lexicon: dict):
+    """Each section's row for the writer, in order, adding its words to `lexicon`."""
+    import multiprocessing
+
+    parallel = (
+        len(docs) >= PARALLEL_FROM
+        and threading.active_count() == 1  # forking is safe only without other threads
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
+    if not parallel:
+        an, seen = analyzer(), {}
+        for d in docs:
+            yield _analyse_doc(an, d, lexicon, seen)
+        return
+    analyzer()  # loaded once, before the workers are forked
+    batches = [docs[i : i + _BATCH] for i in range(0, len(docs), _BATCH)]
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        # Every batch is collected before any is written: while this thread waits, the pool's result
+        # thread has the interpreter to itself (consumed one by one, each batch's transfer waited for the
+        # writing thread to let go of it, which made the build slower than a serial one).
+        results = pool.map(_analyse_batch, batches, chunksize=1)
+    for batch, (rows, lex) in zip(batches, results, strict=True):
+        for field, entries in lex.items():
+            mine = lexicon[field]
+            for term, surfaces in entries.items():
+                have = mine.get(term)
+                if have is None:
+                    mine[term] = surfaces
+                else:
+                    have |= surfaces
+        for d, row in zip(batch, rows, strict=True):
+            row["title_text"], row["doc_title"], row["text"] = d.title, d.doc_title, d.text
+            yield row
+
+
+def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -> int:
+    """Build a fresh index at `path` (replacing what is there once complete); return the section count."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    try:
+        ix = whoosh_index.create_in(str(tmp), SCHEMA)
+        count = _write_segment(ix, _analysed_rows(list(docs), lexicon))
     except BaseException:
-        writer.cancel()
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
@@ -608,151 +812,199 @@ class _Evaluator:
             self._postings[key] = hit
             return hit
 
-    def evaluate(self, q: Q.Query, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(scores, matched mask) over every document. A sub-query object used in several places of the
-        query (a word in the all-words and the all-but-one signals) is evaluated once."""
+    def evaluate(self, q: Q.Query) -> tuple[np.ndarray, np.ndarray]:
+        """(scores, matched mask) over every document (`run`, spread over the whole corpus)."""
+        ids, sc = self.run(q)
+        scores = np.zeros(self.n)
+        scores[ids] = sc
+        mask = np.zeros(self.n, dtype=bool)
+        mask[ids] = True
+        return scores, mask
+
+    def run(self, q: Q.Query, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(matching document numbers, ascending; their scores). Sparse: a query of a few terms costs what
+        its posting lists cost, not the corpus's size. Each document's score adds up its parts in the order
+        a dense evaluation over the whole corpus would, so the scores are the same to the last bit. A
+        sub-query object used in several places of the query (a word in the all-words and the all-but-one
+        signals) is evaluated once."""
         if memo is None:
             memo = {}
         hit = memo.get(id(q))
         if hit is not None:
             return hit[1]
-        out = self._evaluate(q, memo)
+        out = self._run(q, memo)
         memo[id(q)] = (q, out)  # q kept so that its id is not reused while the memo lives
         return out
 
-    def _evaluate(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
-        n = self.n
+    def _union(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+        """The documents of any part, each scoring the sum of its parts' scores (added in the parts' order)."""
+        parts = [p for p in parts if len(p[0])]
+        if not parts:
+            return _EMPTY
+        if len(parts) == 1:
+            return parts[0]
+        ids = np.concatenate([p[0] for p in parts])
+        weights = np.concatenate([p[1] for p in parts])
+        if len(ids) * 64 > self.n:  # not tiny: count over the corpus (cheaper than sorting)
+            dense = np.bincount(ids, weights=weights, minlength=self.n)
+            present = np.zeros(self.n, dtype=bool)
+            present[ids] = True
+            u = np.flatnonzero(present)
+            return u, dense[u]
+        u, inverse = np.unique(ids, return_inverse=True)
+        return u, np.bincount(inverse, weights=weights, minlength=len(u))
+
+    def _run(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         if isinstance(q, Q.Term):
             ids, sc = self.postings(q.fieldname, q.text)
-            scores = np.zeros(n)
-            scores[ids] = sc * q.boost
-            mask = np.zeros(n, dtype=bool)
-            mask[ids] = True
-            return scores, mask
+            return ids, _times(sc, q.boost)
         if isinstance(q, Q.Require):
             a, b = q.subqueries
-            sa, ma = self.evaluate(a, memo)
-            _, mb = self.evaluate(b, memo)
-            mask = ma & mb
-            return np.where(mask, sa, 0.0) * q.boost, mask
+            ia, sa = self.run(a, memo)
+            ib, _ = self.run(b, memo)
+            keep = _members(ia, ib)
+            return ia[keep], _times(sa[keep], q.boost)
         if isinstance(q, Q.ConstantScoreQuery):
-            _, mask = self.evaluate(q.child, memo)
-            return np.where(mask, q.score, 0.0), mask
+            ids, _ = self.run(q.child, memo)
+            return ids, np.full(len(ids), float(q.score))
         if isinstance(q, Q.AndMaybe):
             a, b = q.subqueries
-            sa, ma = self.evaluate(a, memo)
-            sb, _ = self.evaluate(b, memo)
-            return np.where(ma, sa + sb, 0.0) * q.boost, ma
+            ia, sa = self.run(a, memo)
+            ib, sb = self.run(b, memo)
+            if len(ib) * 64 > self.n and len(ia) * 64 > self.n:  # both not tiny: look up over the corpus
+                spread = np.zeros(self.n)
+                spread[ib] = sb
+                return ia, _times(sa + spread[ia], q.boost)
+            return ia, _times(sa + _scores_at(ib, sb, ia), q.boost)
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
-                return np.zeros(n), np.zeros(n, dtype=bool)
-            return self.evaluate(q.subqueries[0], memo)
+                return _EMPTY
+            return self.run(q.subqueries[0], memo)
         if isinstance(q, Q.Or):
-            terms = [c for c in q.subqueries if isinstance(c, Q.Term)]
-            others = [c for c in q.subqueries if not isinstance(c, Q.Term)]
-            scores = np.zeros(n)
-            mask = np.zeros(n, dtype=bool)
-            if terms:  # every term child at once: one bincount instead of one pass each
-                parts = [self.postings(t.fieldname, t.text) for t in terms]
-                ids = np.concatenate([p[0] for p in parts])
-                if len(ids):
-                    weights = np.concatenate([p[1] * t.boost for t, p in zip(terms, parts, strict=False)])
-                    scores += np.bincount(ids, weights=weights, minlength=n)
-                    mask[ids] = True
-            for c in others:
-                sc, mc = self.evaluate(c, memo)
-                scores += sc
-                mask |= mc
-            return scores * q.boost, mask
-        if isinstance(q, Q.And) and all(isinstance(c, Q.Term) for c in q.subqueries):
-            # Terms only (character pairs, a phrase's words): intersect the posting lists, then add up.
-            parts = [(self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
-            shortest = sorted((p[0][0] for p in parts), key=len)
-            common = shortest[0]
-            for ids in shortest[1:]:
-                if not len(common):
-                    break
-                common = np.intersect1d(common, ids, assume_unique=True)
-            scores = np.zeros(n)
-            mask = np.zeros(n, dtype=bool)
-            if len(common):
-                for (ids, sc), boost in parts:
-                    scores[common] += sc[np.searchsorted(ids, common)] * boost
-                mask[common] = True
-            return scores * q.boost, mask
+            # the term children first, then the others (the order a dense evaluation adds them in)
+            parts = []
+            for t in q.subqueries:
+                if isinstance(t, Q.Term):
+                    ids, sc = self.postings(t.fieldname, t.text)
+                    parts.append((ids, _times(sc, t.boost)))
+            parts += [self.run(c, memo) for c in q.subqueries if not isinstance(c, Q.Term)]
+            ids, sc = self._union(parts)
+            return ids, _times(sc, q.boost)
         if isinstance(q, Q.And):
-            scores = np.zeros(n)
-            mask = np.ones(n, dtype=bool)
-            for c in q.subqueries:
-                sc, mc = self.evaluate(c, memo)
-                scores += sc
-                mask &= mc
-            return np.where(mask, scores, 0.0) * q.boost, mask
+            if all(isinstance(c, Q.Term) for c in q.subqueries):
+                parts = [(*self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
+            else:
+                parts = []
+                for c in q.subqueries:  # an empty child empties the whole: the rest need not be run
+                    ids, sc = self.run(c, memo)
+                    if not len(ids):
+                        return _EMPTY
+                    parts.append((ids, sc, 1.0))
+            common = min((p[0] for p in parts), key=len)
+            if not len(common):
+                return _EMPTY
+            for ids, _, _ in sorted(parts, key=lambda p: len(p[0])):
+                if not len(common):
+                    return _EMPTY
+                if ids is not common:
+                    common = common[_members(common, ids)]
+            scores = np.zeros(len(common))
+            for ids, sc, boost in parts:
+                at = sc[np.searchsorted(ids, common)]
+                scores += at * boost if boost != 1.0 else at
+            return common, _times(scores, q.boost)
         if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
-            return np.zeros(n), np.zeros(n, dtype=bool)
+            return _EMPTY
         raise TypeError(f"query type {type(q).__name__} is not evaluated")
 
-    def matched_terms(self, q: Q.Query, docnum: int) -> set[tuple[str, str]] | None:
-        """The terms that made the document match (only the branches that match it), or None."""
-        if isinstance(q, Q.Term):
-            ids, _ = self.postings(q.fieldname, q.text)
-            return {(q.fieldname, q.text)} if _contains(ids, docnum) else None
-        if isinstance(q, Q.Require):
-            a = self.matched_terms(q.subqueries[0], docnum)
-            return a if a is not None and self.matched_terms(q.subqueries[1], docnum) is not None else None
-        if isinstance(q, Q.AndMaybe):
-            a = self.matched_terms(q.subqueries[0], docnum)
-            return None if a is None else a | (self.matched_terms(q.subqueries[1], docnum) or set())
-        if isinstance(q, Q.And):
-            out: set[tuple[str, str]] = set()
-            for c in q.subqueries:
-                t = self.matched_terms(c, docnum)
-                if t is None:
-                    return None
-                out |= t
-            return out if q.subqueries else None
-        if isinstance(q, Q.ConstantScoreQuery):
-            return self.matched_terms(q.child, docnum)
-        if isinstance(q, Q.Or):
-            found = [t for c in q.subqueries if (t := self.matched_terms(c, docnum)) is not None]
-            return set().union(*found) if found else None
-        return None
-
-    def terms_in(self, q: Q.Query, docnums: list[int]) -> list[set[tuple[str, str]]]:
-        """For each document, the query's terms it holds (any branch: what the snippet marks), in one
-        membership test per term rather than one walk of the query per document."""
+    def terms_matched(
+        self, q: Q.Query, docnums: list[int], fields: set[str], few: frozenset[str] = frozenset()
+    ) -> set[tuple[str, str]]:
+        """The query's terms (in `fields`) that any of the documents holds (what the snippets mark), in a
+        few array operations for all the terms at once. For a field in `few`, one such term at most (the
+        first found): the caller asks only whether there is one."""
         leaves: dict[tuple[str, str], None] = {}
         stack = [q]
+        walked: set[int] = set()  # a sub-query shared by several signals is walked once
         while stack:
             node = stack.pop()
             if isinstance(node, Q.Term):
-                leaves[(node.fieldname, node.text)] = None
+                if node.fieldname in fields:
+                    leaves[(node.fieldname, node.text)] = None
+            elif id(node) in walked:
+                continue
             elif isinstance(node, (Q.And, Q.Or, Q.Require, Q.AndMaybe)):
+                walked.add(id(node))
                 stack.extend(node.subqueries)
             elif isinstance(node, Q.ConstantScoreQuery):
                 stack.append(node.child)
-        out: list[set[tuple[str, str]]] = [set() for _ in docnums]
-        if not docnums:
-            return out
-        docs = np.array(docnums, dtype=np.int64)
-        for field, text in leaves:
-            ids, _ = self.postings(field, text)
-            if len(ids):
-                pos = np.minimum(np.searchsorted(ids, docs), len(ids) - 1)
-                for i in np.flatnonzero(ids[pos] == docs):
-                    out[i].add((field, text))
+        if not docnums or not leaves:
+            return set()
+        wanted = np.zeros(self.n, dtype=bool)
+        wanted[docnums] = True
+        out: set[tuple[str, str]] = set()
+        keys, lists = [], []
+        for key in leaves:
+            ids = self.postings(*key)[0]
+            if not len(ids):
+                continue
+            if key[0] in few:
+                # these count only as a whole (one found is enough): the first found ends the search
+                if key[0] not in {f for f, _ in out} and wanted[ids].any():
+                    out.add(key)
+                continue
+            keys.append(key)
+            lists.append(ids)
+        if keys:
+            held = wanted[np.concatenate(lists)]
+            starts = np.cumsum([0] + [len(x) for x in lists[:-1]])
+            found = np.logical_or.reduceat(held, starts)
+            out.update(keys[i] for i in np.flatnonzero(found))
         return out
 
     def top(self, scores: np.ndarray, mask: np.ndarray, limit: int) -> list[int]:
-        """The best `limit` documents: higher score first, then lower document number (as Whoosh orders)."""
+        """The best `limit` documents of a dense evaluation (`evaluate`)."""
         idx = np.flatnonzero(mask)
-        if len(idx) > limit:
-            sel = np.argpartition(-scores[idx], limit - 1)[:limit]
-            cut = scores[idx][sel].min()
-            idx = idx[scores[idx] >= cut]  # keep every tie at the cut, then order
-        order = np.lexsort((idx, -scores[idx]))
-        return [int(d) for d in idx[order][:limit]]
+        return self.top_of(idx, scores[idx], limit)
+
+    @staticmethod
+    def top_of(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[int]:
+        """The best `limit` documents: higher score first, then lower document number (as Whoosh orders)."""
+        if len(ids) > limit:
+            sel = np.argpartition(-scores, limit - 1)[:limit]
+            keep = scores >= scores[sel].min()  # keep every tie at the cut, then order
+            ids, scores = ids[keep], scores[keep]
+        order = np.lexsort((ids, -scores))
+        return [int(d) for d in ids[order][:limit]]
+
+
+# The fields whose matched terms the snippets mark (`SearchIndex._surfaces`; character pairs as the needle).
+_MARKED_FIELDS = {"words", "title", "reading", "syn", "grams"}
+_EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
+def _times(scores: np.ndarray, boost: float) -> np.ndarray:
+    """Scores times a boost (the same array for 1: x × 1 is x; arrays of results are never changed)."""
+    return scores if boost == 1.0 else scores * boost
+
+
+def _members(ids: np.ndarray, of: np.ndarray) -> np.ndarray:
+    """Which of the (sorted) `ids` are in the (sorted) array `of`: a boolean array."""
+    if not len(of):
+        return np.zeros(len(ids), dtype=bool)
+    pos = np.searchsorted(of, ids)
+    pos[pos == len(of)] = 0
+    return of[pos] == ids
+
+
+def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """The scores of the documents `at` in a sparse result (0 where absent)."""
+    if not len(ids):
+        return np.zeros(len(at))
+    pos = np.searchsorted(ids, at)
+    pos[pos == len(ids)] = 0
+    return np.where(ids[pos] == at, scores[pos], 0.0)
 
 
 # --- searching -----------------------------------------------------------------------------------------
@@ -826,6 +1078,11 @@ class SearchIndex:
                     self._synonym_by_reading.setdefault(reading, []).append(i)
                     self._entry_keys[i].add(reading)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
+        # the lengths of the keys beginning with each character, shortest first (the only slices to try)
+        lengths: dict[str, set[int]] = {}
+        for key in self._synonym_by_key:
+            lengths.setdefault(key[0], set()).add(len(key))
+        self._key_lengths = {ch: sorted(ls) for ch, ls in lengths.items()}
 
     def _index_spellings(self) -> None:
         """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
@@ -840,9 +1097,18 @@ class SearchIndex:
 
     def analyse(self, text: str) -> list[QueryWord]:
         """The query's content words, analysed once (a run of kana is also kept whole)."""
+        return self._analyse(text)[0]
+
+    def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None]:
+        """`analyse`, and SudachiPy's words of the whole text when the text is one chunk (None otherwise),
+        so that the word pairs need not cut it again."""
         out: list[QueryWord] = []
-        for chunk in text.split():
+        chunks = text.split()
+        whole_text = None
+        for chunk in chunks:
             analysed = self.analyzer.words(chunk)
+            if len(chunks) == 1 and chunk == text:
+                whole_text = analysed  # the text as typed, question and all (its word pairs)
             if is_kana(chunk):
                 cut = _without_question_tail(chunk, analysed)
                 if cut != chunk:
@@ -857,7 +1123,7 @@ class SearchIndex:
                 out.append(QueryWord(whole, kana=True, chunk=chunk))
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
-        return out[:24]
+        return out[:24], whole_text
 
     def _without_question_word(self, w: Word) -> list[Word]:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
@@ -866,9 +1132,8 @@ class SearchIndex:
             rest = [
                 x for x in self.analyzer.words(w.surface[len(w.parts[0]) :]) if x.forms[0] not in _QUERY_STOP
             ]
-            for x in rest:
-                x.suffix = True  # a counter asked for: it ranks, it is not required
-            return rest
+            # a counter asked for: it ranks, it is not required (a copy: the analyzer's words are shared)
+            return [dataclasses.replace(x, suffix=True) for x in rest]
         return [w]
 
     def _spellings(self, k: str) -> list[str]:
@@ -1044,8 +1309,11 @@ class SearchIndex:
         dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
         s, where = squash_map(text)
         found: list[int] = []
-        for i in range(len(s)):
-            for j in range(i + 1, min(len(s), i + self._max_key) + 1):
+        for i, ch in enumerate(s):
+            for length in self._key_lengths.get(ch, ()):
+                j = i + length
+                if j > len(s):
+                    break
                 for e in self._synonym_by_key.get(s[i:j], ()):
                     key = s[i:j]
                     if key.isascii() and (
@@ -1125,7 +1393,9 @@ class SearchIndex:
         judges' words in it; the query's character pairs (all, and some). A section that has every word
         scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
         """
-        words = self.analyse(text) if words is None else words
+        whole = None
+        if words is None:
+            words, whole = self._analyse(text)
         signals: list[Q.Query] = []
         keys = query_number_terms(text)
         if keys:  # once, however many of its forms the section has
@@ -1141,7 +1411,13 @@ class SearchIndex:
             for i in range(len(word_queries)):
                 signals.append(_weighted(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"]))
         if word_queries:
-            signals.append(_weighted(Q.Or([self._word_query(qw, "or") for qw in words]), WEIGHT["any"]))
+            # A word without short units is the same query in both modes: the same object, evaluated once.
+            built = {id(qw): wq for qw, wq in zip(core, word_queries, strict=True)}
+            each = [
+                built[id(qw)] if id(qw) in built and not qw.word.parts else self._word_query(qw, "or")
+                for qw in words
+            ]
+            signals.append(_weighted(Q.Or(each), WEIGHT["any"]))
             in_title = Q.And([self._title_query(qw) for qw in words])
             signals.append(_weighted(in_title, WEIGHT["title"]))
             topic = title_topic([qw.word for qw in words])
@@ -1151,7 +1427,12 @@ class SearchIndex:
                 signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
         for e in loose:
             signals.extend(self._phrase_queries(e, one_word=False))
-        pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text))))[:16] if len(words) > 1 else []
+        if len(words) > 1:
+            pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text) if whole is None else whole)))[
+                :16
+            ]
+        else:
+            pairs = []
         if pairs:
             signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
         grams = list(dict.fromkeys(_bigrams(text)))[:32]
@@ -1198,13 +1479,13 @@ class SearchIndex:
         ev = self._evaluator
         if game:
             q = Q.Require(q, Q.Term("game", game))
-        scores, mask = ev.evaluate(q)
+        ids, scores = ev.run(q)
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
-        top = ev.top(scores, mask, limit)
-        matched = [{(fl, t) for fl, t in m if fl != "game"} for m in ev.terms_in(q, top)]
-        every = set().union(*matched) if matched else set()
+        top = ev.top_of(ids, scores, limit)
+        at = dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
+        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}))
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
         marker = self._marker(every, short)
@@ -1217,7 +1498,7 @@ class SearchIndex:
                     doc=f["doc"],
                     title=f["title_text"],
                     doc_title=f["doc_title"],
-                    score=round(float(scores[docnum]), 3),
+                    score=round(at[docnum], 3),
                     snippet=self._snippet(
                         f["text"] or f["title_text"],
                         every,
@@ -1227,7 +1508,7 @@ class SearchIndex:
                     ),
                 )
             )
-        return Results(query=text, total=int(mask.sum()), hits=hits)
+        return Results(query=text, total=len(ids), hits=hits)
 
     # snippets
 
