@@ -142,29 +142,21 @@ class Database:
 
     def write(self, fn, attempts: int = 12):
         """Run `fn(session)` in a write transaction; retry the conflicts concurrency can cause."""
-        self.end_read()  # give the request's read connection back first: a request holds one connection at a time
-        try:
-            for attempt in range(attempts):
-                try:
-                    with self._write_lock, self.writing() as session:
-                        return fn(session)
-                except (IntegrityError, OperationalError, DBAPIError) as exc:
-                    if attempt == attempts - 1 or not _retryable(exc):
-                        raise
-                    time.sleep(random.uniform(0.005, 0.03) * (attempt + 1))
-            raise AssertionError("not reached")
-        finally:
-            self.end_read()
+        return self._retrying(self.writing, fn, attempts)
 
     def write_core(self, fn, attempts: int = 12):
         """`write` for a path that needs no ORM: `fn(connection)` in one write transaction (SQLAlchemy Core,
         no session and no unit of work), retried the same way."""
-        self.end_read()
+        return self._retrying(self._write_engine.begin, fn, attempts)
+
+    def _retrying(self, transaction, fn, attempts: int):
+        """`fn` in `transaction()` behind the write lock, again after a conflict concurrency can cause."""
+        self.end_read()  # give the request's read connection back first: a request holds one connection at a time
         try:
             for attempt in range(attempts):
                 try:
-                    with self._write_lock, self._write_engine.begin() as conn:
-                        return fn(conn)
+                    with self._write_lock, transaction() as tx:
+                        return fn(tx)
                 except (IntegrityError, OperationalError, DBAPIError) as exc:
                     if attempt == attempts - 1 or not _retryable(exc):
                         raise
