@@ -57,6 +57,19 @@ def load_settings(app: Flask, test_config: dict | None = None) -> None:
         app.config.from_prefixed_env("JUDGEAPP")
     else:
         app.config.from_mapping(test_config)
+    _check_passcode_hash(str(app.config["PASSCODE_HASH"]))
+
+
+def _check_passcode_hash(method: str) -> None:
+    """A PASSCODE_HASH werkzeug does not know stops the start, not the first sign-in (a 500)."""
+    from werkzeug.security import generate_password_hash
+
+    try:
+        generate_password_hash("check", method=method)
+    except (ValueError, TypeError) as exc:
+        raise RuntimeError(
+            f"PASSCODE_HASH={method!r} はパスコードのハッシュ方式として使えません（例: scrypt）: {exc}"
+        ) from None
 
 
 def _server_timing(app: Flask) -> None:

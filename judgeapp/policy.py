@@ -59,6 +59,8 @@ def _restriction_enforced(item):
         raise ValueError(
             f"restricted_to without grant or roles: the app could not enforce it ({item.restricted_to})"
         )
+    if (item.grant or item.roles) and not item.restricted_to:
+        raise ValueError("grant or roles without restricted_to: say who may issue it, in the text's words")
     return item
 
 

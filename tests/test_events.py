@@ -192,6 +192,11 @@ def test_passcodes_are_stored_as_scrypt_hashes_unless_set_otherwise(index_dir, t
         app.extensions["judgeapp.db"].dispose()
 
 
+def test_a_passcode_hash_werkzeug_does_not_know_stops_the_start(index_dir, tmp_path):
+    with pytest.raises(RuntimeError, match="PASSCODE_HASH='scrypt:x'"):
+        make_app(index_dir, f"sqlite:///{tmp_path / 'bad.db'}", PASSCODE_HASH="scrypt:x")
+
+
 def test_the_test_apps_store_the_cheap_method(client, db_app):
     org = make_event(client)
     with db_app.extensions["judgeapp.db"].reader() as s:

@@ -227,6 +227,23 @@ def test_failure5_reused_idempotency_key_with_other_body_is_422(ev):
     assert count_records(org) == 1
 
 
+@pytest.mark.parametrize("trial", range(3))
+def test_failure5_one_key_for_two_players_at_once_is_one_record_and_a_422(ev, db_app, trial):
+    """The same Idempotency-Key sent for two players at the same moment: the two requests lock different
+    players, so both pass the key check; the unique index stops the second, whose retry answers 422."""
+    fj, org = ev["fj"], ev["org"]
+    other = add_player(org, "002", "乙")
+    a, b = (Api(db_app.test_client(), org.event_id, fj.token) for _ in range(2))
+    r1, r2 = _race(
+        lambda: record(a, ev["player"], "N", idempotency_key=f"same-key-{trial}"),
+        lambda: record(b, other, "N", idempotency_key=f"same-key-{trial}"),
+    )
+    assert sorted([r1.status_code, r2.status_code]) == [201, 422], (r1.get_json(), r2.get_json())
+    refused = r1 if r1.status_code == 422 else r2
+    assert refused.get_json()["error"]["code"] == "idempotency_mismatch"
+    assert count_records(org) == 1
+
+
 # --- 6. CSV formulas; 7. open redirect; 8. deep JSON and NUL; 9. security headers --------------------------
 
 
@@ -589,16 +606,13 @@ def test_player_page_reads_its_records_in_one_statement(ev, db_app):
 
 
 @pytest.mark.parametrize("db_app", ["postgresql"], indirect=True)  # a server to terminate: PostgreSQL only
-def test_a_connection_the_server_dropped_is_replaced_before_use(ev, db_app, monkeypatch):
+def test_a_connection_the_server_dropped_is_replaced_before_use(ev, db_app):
     """PostgreSQL: a pooled connection whose backend was terminated (a server restart) is pinged at checkout
     and replaced, so the next request works; no pre-ping transaction is opened for it."""
     db = db_app.extensions["judgeapp.db"]
     assert not db.is_sqlite
     from sqlalchemy import text
 
-    from judgeapp.events import db as db_mod
-
-    monkeypatch.setattr(db_mod, "PING_AFTER_IDLE", 0.0)
     db.engine.dispose()  # a pool of one connection, the one terminated below
     with db.engine.connect() as c:
         pid = c.execute(text("SELECT pg_backend_pid()")).scalar()

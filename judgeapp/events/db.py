@@ -29,8 +29,14 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError, Opera
 from sqlalchemy.orm import Session, sessionmaker
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
-PING_AFTER_IDLE = 1.0  # seconds in the pool after which a PostgreSQL connection is checked before use
-RETRYABLE_CONSTRAINTS = ("penalty_player_seq_unique", "penalties.player_id, penalties.seq")
+# Unique indexes two concurrent writers can both pass the check for; the retry then sees the other's row: a
+# player's next seq, and one judge's Idempotency-Key (used at once for two players: 422 on the retry).
+RETRYABLE_CONSTRAINTS = (
+    "penalty_player_seq_unique",
+    "penalties.player_id, penalties.seq",
+    "penalty_idempotency_unique",
+    "penalties.judge_id, penalties.idempotency_key",
+)
 
 
 def make_engine(url: str) -> Engine:
@@ -57,20 +63,11 @@ def make_engine(url: str) -> Engine:
         return engine
     engine = create_engine(url, pool_size=10, max_overflow=20)
 
-    @event.listens_for(engine, "checkin")
-    def _idle_since(_dbapi_conn, record):
-        if record is not None:
-            record.info["judgeapp_idle_since"] = time.monotonic()
-
     @event.listens_for(engine, "checkout")
     def _ping(dbapi_conn, record, _proxy):
-        """A connection the server has dropped while it sat in the pool (a restart) is replaced before use: one
-        empty query at the libpq level, which (unlike SQLAlchemy's pre-ping, a SELECT 1 through the driver)
-        opens no transaction to roll back. A connection given back within the last second is not pinged: it
-        is no likelier to be gone than one in use (and a request's write follows its read by milliseconds)."""
-        since = record.info.get("judgeapp_idle_since")
-        if since is not None and time.monotonic() - since < PING_AFTER_IDLE:
-            return
+        """A connection the server has dropped while it sat in the pool (a restart, a failover) is replaced
+        before use: at every checkout one empty query at the libpq level, which (unlike SQLAlchemy's pre-ping,
+        a SELECT 1 through the driver) opens no transaction to roll back."""
         if not _pg_alive(dbapi_conn):
             raise DisconnectionError("the server closed the connection")
 
@@ -222,6 +219,8 @@ def _retryable(exc: Exception) -> bool:
     text = str(getattr(exc, "orig", exc))
     if isinstance(exc, IntegrityError):
         return any(c in text for c in RETRYABLE_CONSTRAINTS)
+    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
+        return True  # the server dropped the connection under the transaction: nothing was written, again
     code = getattr(getattr(exc, "orig", None), "sqlstate", None)
     return "database is locked" in text or code in ("40001", "40P01")
 

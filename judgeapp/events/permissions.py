@@ -67,11 +67,10 @@ def may_give(staff: Staff, item) -> bool:
 
 def check_grant(staff: Staff, item) -> None:
     if not may_give(staff, item):
+        roles = getattr(item, "roles", None)
+        why = "" if roles and staff.role not in roles else "主催者の許可がありません。"
         raise JudgeappError(
-            f"【{item.label}】を与えられるのは{item.restricted_to or '主催者と許可されたジャッジ'}"
-            + ("です。主催者の許可がありません。" if getattr(item, "grant", None) else "です。"),
-            403,
-            "not_granted",
+            f"【{item.label}】を与えられるのは{item.restricted_to}です。{why}", 403, "not_granted"
         )
 
 
