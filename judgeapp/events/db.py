@@ -219,8 +219,6 @@ def _retryable(exc: Exception) -> bool:
     text = str(getattr(exc, "orig", exc))
     if isinstance(exc, IntegrityError):
         return any(c in text for c in RETRYABLE_CONSTRAINTS)
-    if isinstance(exc, DBAPIError) and exc.connection_invalidated:
-        return True  # the server dropped the connection under the transaction: nothing was written, again
     code = getattr(getattr(exc, "orig", None), "sqlstate", None)
     return "database is locked" in text or code in ("40001", "40P01")
 
