@@ -531,13 +531,165 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
     }
 
 
-def _write_segment(ix, rows: Iterable[dict]) -> int:
+# The fields given as counted terms (`TermsField`): their postings travel and are written as arrays.
+_COUNTED = tuple(sorted(n for n in SCHEMA.names() if isinstance(SCHEMA[n], TermsField)))
+
+
+@dataclass
+class _Batch:
+    """Analysed sections, ready for the writer: each section's row of the other fields (ids, numbers, the
+    title's topic) and, per counted field, its postings as arrays (the batch's terms, then per posting its
+    term's place among them, its section's place in the batch and its frequency), in section order."""
+
+    rows: list[dict]
+    columns: dict[str, tuple[list[bytes], np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _batch(rows: list[dict]) -> _Batch:
+    """Take the counted fields out of the rows, as arrays."""
+    columns = {}
+    for name in _COUNTED:
+        vocab: dict[bytes, int] = {}
+        place = vocab.setdefault
+        tids: list[int] = []
+        docs: list[int] = []
+        freqs: list[int] = []
+        for i, row in enumerate(rows):
+            value = row.pop(name, None)
+            if not value:
+                continue
+            if not isinstance(value, dict):  # terms not yet counted: as TermsField.index counts them
+                value = _counts(value.split() if isinstance(value, str) else value)
+            tids += [place(t, len(vocab)) for t in value]
+            freqs += value.values()
+            docs += [i] * len(value)
+        columns[name] = (
+            list(vocab),
+            np.array(tids, dtype=np.int32),
+            np.array(docs, dtype=np.int32),
+            np.array(freqs, dtype=np.int32),
+        )
+    return _Batch(rows, columns)
+
+
+def _merged(batches: list[_Batch], name: str, count: int):
+    """A counted field's postings over all batches: the terms in byte order, and per term (in that order)
+    the slice of the posting arrays (documents, frequencies) that holds its postings in document order;
+    and each document's length (its frequencies' sum)."""
+    vocab: dict[bytes, int] = {}
+    place = vocab.setdefault
+    parts_t, parts_d, parts_f = [], [], []
+    offset = 0
+    for b in batches:
+        terms, tids, docs, freqs = b.columns[name]
+        ids = np.array([place(t, len(vocab)) for t in terms], dtype=np.int64)
+        parts_t.append(ids[tids] if len(tids) else tids.astype(np.int64))
+        parts_d.append(docs.astype(np.int64) + offset)
+        parts_f.append(freqs.astype(np.int64))
+        offset += len(b.rows)
+    terms = list(vocab)
+    tids = np.concatenate(parts_t) if parts_t else np.zeros(0, np.int64)
+    docs = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)
+    freqs = np.concatenate(parts_f) if parts_f else np.zeros(0, np.int64)
+    order = sorted(range(len(terms)), key=terms.__getitem__)
+    rank = np.empty(len(terms), dtype=np.int64)
+    rank[order] = np.arange(len(terms))
+    ranks = rank[tids]
+    by = np.argsort(ranks, kind="stable")  # grouped by term (in byte order), each term's in document order
+    bounds = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ranks, minlength=len(terms)), out=bounds[1:])
+    lengths = np.bincount(docs, weights=freqs, minlength=count).astype(np.int64)
+    return [terms[i] for i in order], bounds, docs[by], freqs[by], lengths
+
+
+_LENGTH_OF_BYTE = None
+
+
+def _stored_lengths(lengths: np.ndarray) -> np.ndarray:
+    """What the lengths column gives back for each length (`byte_to_length(length_to_byte(n))`, 0 for 0)."""
+    global _LENGTH_OF_BYTE
+    from whoosh.util.numeric import _length_byte_cache
+
+    if _LENGTH_OF_BYTE is None:
+        _LENGTH_OF_BYTE = np.array(_length_byte_cache, dtype=np.int64)
+    table = _LENGTH_OF_BYTE
+    b = np.where(lengths >= 106374, 255, np.searchsorted(table, lengths, side="left"))
+    return np.where(lengths > 0, table[np.minimum(b, 255)], 0)
+
+
+def _write_term_blocks(fw, tbytes: bytes, docs: np.ndarray, freqs: np.ndarray, lens: np.ndarray) -> None:
+    """One counted term's postings written as `W3PostingsWriter` writes them, block by block (each block's
+    pickled ids, weights and values, compressed, after its pickled block info), and its term info added
+    as `W3FieldWriter.finish_term` adds it; each block's lists come whole from the arrays."""
+    import pickle
+    import zlib
+
+    from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo
+    from whoosh.system import pack_int, pack_ushort
+    from whoosh.util.numeric import length_to_byte
+
+    postfile = fw._postfile
+    start = postfile.tell()
+    limit = fw._codec._blocklimit
+    level = fw._codec._compression
+    n = len(docs)
+    out = [WHOOSH3_HEADER_MAGIC]
+    ti = W3TermInfo()
+    weight = 0.0
+    minlength = None
+    maxlength = 0
+    maxweight = 0
+    for a in range(0, n, limit):
+        b = min(a + limit, n)
+        ids = docs[a:b]
+        fr = freqs[a:b]
+        ln = lens[a:b]
+        deltas = np.diff(ids, prepend=0)  # each block's ids from 0 (`delta_encode` of the block)
+        fmax = int(fr.max())
+        fmin = int(fr.min())
+        if fmax == 1:
+            w = None
+        elif fmin == fmax:
+            w = float(fmax)
+        else:
+            w = tuple(fr.astype(np.float64).tolist())
+        data = pickle.dumps((tuple(deltas.tolist()), w, fr.astype(">u4").tobytes()), 2)
+        if level:
+            data = zlib.compress(data, level)
+        pos = ln[ln > 0]
+        bmin = int(pos.min()) if len(pos) else None
+        bmax = int(ln.max()) if len(ln) else 0
+        bmaxw = float(fmax)
+        info = pickle.dumps(
+            (b - a, int(ids[-1]), bmaxw, level, length_to_byte(bmin), length_to_byte(bmax)), 2
+        )
+        size = len(info) + len(data)
+        out += [pack_int(-size if b == n else size), info, data]
+        weight += float(fr.sum())
+        minlength = bmin if minlength is None else min(minlength, bmin)
+        maxlength = max(maxlength, bmax)
+        maxweight = max(maxweight, bmaxw)
+    blob = b"".join(out)
+    postfile.write(blob)
+    ti._weight = weight
+    ti._df = n
+    ti._minlength = minlength
+    ti._maxlength = maxlength
+    ti._maxweight = maxweight
+    ti._minid = int(docs[0])
+    ti._maxid = int(docs[-1])
+    ti.set_extent(start, len(blob))
+    fw._tindex.add(pack_ushort(fw._fieldid) + tbytes, ti.to_bytes())
+
+
+def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     """Write the sections as the index's one segment, through Whoosh's codec API (the per-document writer
     for stored fields and lengths, the field writer for the postings, then the table of contents), exactly
     as `SegmentWriter.add_document` and `commit` would write them: the same files, read by Whoosh's own
     searcher with the same results. What it leaves out is the writer's general machinery (a posting pool
     of one tuple per posting, sorted, then each posting's length read back from disk), which took most of a
-    large build; the term fields come already counted (`_analyse_doc`)."""
+    large build; the term fields come already counted, as arrays (`_Batch`), and each term's posting blocks
+    are encoded from slices of them (`_write_term_blocks`)."""
     from whoosh.codec import default_codec
     from whoosh.index import TOC, clean_files
     from whoosh.util.numeric import byte_to_length, length_to_byte
@@ -550,48 +702,39 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
     perdoc = codec.per_document_writer(storage, segment)
     names = sorted(schema.names())
     fields = {name: schema[name] for name in names}
-    counted = {n for n in names if isinstance(fields[n], TermsField)}
-    # per field: term bytes → its postings in document order: (document, frequency) for a counted field
-    # (a TermsField: weight and value follow from the frequency), else (document, weight, value bytes)
-    postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed}
-    # per field, each document's length as the lengths column gives it back (None for none)
-    lengths: dict[str, list[int | None]] = {n: [] for n in postings}
-    most = 1  # the highest frequency of a counted term in a section
-    count = 0
-    for docnum, row in enumerate(rows):
-        count += 1
-        for column in lengths.values():
-            column.append(None)
+    batches = list(batches)
+    count = sum(len(b.rows) for b in batches)
+    merged = {name: _merged(batches, name, count) for name in _COUNTED}
+    # the other indexed fields, per field: term bytes → its postings in document order (document, weight,
+    # value bytes)
+    postings: dict[str, dict[bytes, list]] = {
+        n: {} for n in names if fields[n].indexed and n not in merged
+    }
+    lengths: dict[str, list[int | None]] = {n: [None] * count for n in postings}
+    counted_lengths = {name: m[4].tolist() for name, m in merged.items()}
+    stored = {"title_text": "title", "doc_title": "doc_title", "text": "text"}
+    rows = (row for b in batches for row in b.rows)
+    for docnum, (row, d) in enumerate(zip(rows, docs, strict=True)):
         perdoc.start_doc(docnum)
         for name in names:
-            value = row.get(name)
+            field = fields[name]
+            if name in merged:
+                perdoc.add_field(name, field, None, counted_lengths[name][docnum])
+                continue
+            value = getattr(d, stored[name]) if name in stored else row.get(name)
             if value is None:
                 continue
-            field = fields[name]
             length = 0
             if field.indexed:
                 field_postings = postings[name]
-                if name in counted:
-                    if not isinstance(value, dict):  # terms not yet counted: as TermsField.index counts them
-                        value = _counts(value.split() if isinstance(value, str) else value)
-                    for tbytes, freq in value.items():
-                        plist = field_postings.get(tbytes)
-                        if plist is None:
-                            field_postings[tbytes] = [(docnum, freq)]
-                        else:
-                            plist.append((docnum, freq))
-                    if value:
-                        length = sum(value.values()) if field.scorable else 0
-                        most = max(most, max(value.values()))
-                else:
-                    for tbytes, freq, weight, vbytes in field.index(value):
-                        if field.scorable:
-                            length += freq
-                        plist = field_postings.get(tbytes)
-                        if plist is None:
-                            field_postings[tbytes] = [(docnum, weight, vbytes)]
-                        else:
-                            plist.append((docnum, weight, vbytes))
+                for tbytes, freq, weight, vbytes in field.index(value):
+                    if field.scorable:
+                        length += freq
+                    plist = field_postings.get(tbytes)
+                    if plist is None:
+                        field_postings[tbytes] = [(docnum, weight, vbytes)]
+                    else:
+                        plist.append((docnum, weight, vbytes))
                 if length:
                     lengths[name][docnum] = byte_to_length(length_to_byte(length))
             perdoc.add_field(name, field, value if field.stored else None, length)
@@ -599,24 +742,24 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
     perdoc.close()
     segment.set_doc_count(count)
 
-    # what TermsField.index gives for a frequency: its weight and its value bytes
-    weights = [float(f) for f in range(most + 1)]
-    values = [pack_uint(f) for f in range(most + 1)]
     writer = codec.field_writer(storage, segment)
-    for name in sorted(postings):
-        field_lengths = lengths[name]
+    for name in sorted([*postings, *merged]):
         writer.start_field(name, fields[name])
-        add = writer.add
-        field_postings = postings[name]
-        for tbytes in sorted(field_postings):
-            writer.start_term(tbytes)
-            if name in counted:
-                for docnum, freq in field_postings[tbytes]:
-                    add(docnum, weights[freq], values[freq], field_lengths[docnum])
-            else:
+        if name in merged:
+            terms, bounds, pdocs, pfreqs, doc_lengths = merged[name]
+            plens = _stored_lengths(doc_lengths)[pdocs]
+            for k, tbytes in enumerate(terms):
+                a, b = bounds[k], bounds[k + 1]
+                _write_term_blocks(writer, tbytes, pdocs[a:b], pfreqs[a:b], plens[a:b])
+        else:
+            field_lengths = lengths[name]
+            add = writer.add
+            field_postings = postings[name]
+            for tbytes in sorted(field_postings):
+                writer.start_term(tbytes)
                 for docnum, weight, vbytes in field_postings[tbytes]:
                     add(docnum, weight, vbytes if vbytes is not None else b"", field_lengths[docnum])
-            writer.finish_term()
+                writer.finish_term()
         writer.finish_field()
     writer.close()
     if segment.should_assemble():
@@ -635,9 +778,9 @@ _BATCH = 250
 _STORED_ROW = ("title_text", "doc_title", "text")
 
 
-def _analyse_batch(docs: list[IndexDoc]) -> tuple[list[dict], dict]:
-    """A worker's part of a build: the batch's rows (without the stored texts, which the writer has) and
-    the batch's lexicon."""
+def _analyse_batch(docs: list[IndexDoc]) -> tuple[_Batch, dict]:
+    """A part of a build (a worker's, in a large one): the batch's rows (without the stored texts, which
+    the writer has) and postings arrays, and the batch's lexicon."""
     lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
     an, seen = analyzer(), {}
     rows = []
@@ -646,11 +789,11 @@ def _analyse_batch(docs: list[IndexDoc]) -> tuple[list[dict], dict]:
         for key in _STORED_ROW:
             del row[key]
         rows.append(row)
-    return rows, lexicon
+    return _batch(rows), lexicon
 
 
-def _analysed_rows(docs: list[IndexDoc], lexicon: dict):
-    """Each section's row for the writer, in order, adding its words to `lexicon`."""
+def _analysed_batches(docs: list[IndexDoc], lexicon: dict) -> list[_Batch]:
+    """The sections analysed, in order, in batches (`_Batch`), their words added to `lexicon`."""
     import multiprocessing
 
     parallel = (
@@ -659,18 +802,17 @@ def _analysed_rows(docs: list[IndexDoc], lexicon: dict):
         and "fork" in multiprocessing.get_all_start_methods()
     )
     if not parallel:
-        an, seen = analyzer(), {}
-        for d in docs:
-            yield _analyse_doc(an, d, lexicon, seen)
-        return
-    analyzer()  # loaded once, before the workers are forked
-    batches = [docs[i : i + _BATCH] for i in range(0, len(docs), _BATCH)]
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        # Every batch is collected before any is written: while this thread waits, the pool's result
-        # thread has the interpreter to itself (consumed one by one, each batch's transfer waited for the
-        # writing thread to let go of it, which made the build slower than a serial one).
-        results = pool.map(_analyse_batch, batches, chunksize=1)
-    for batch, (rows, lex) in zip(batches, results, strict=True):
+        results = [_analyse_batch(docs)]
+    else:
+        analyzer()  # loaded once, before the workers are forked
+        batches = [docs[i : i + _BATCH] for i in range(0, len(docs), _BATCH)]
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            # Every batch is collected before any is written: while this thread waits, the pool's result
+            # thread has the interpreter to itself (consumed one by one, each batch's transfer waited for
+            # the writing thread to let go of it, which made the build slower than a serial one).
+            results = pool.map(_analyse_batch, batches, chunksize=1)
+    out = []
+    for batch, lex in results:
         for field, entries in lex.items():
             mine = lexicon[field]
             for term, surfaces in entries.items():
@@ -679,9 +821,8 @@ def _analysed_rows(docs: list[IndexDoc], lexicon: dict):
                     mine[term] = surfaces
                 else:
                     have |= surfaces
-        for d, row in zip(batch, rows, strict=True):
-            row["title_text"], row["doc_title"], row["text"] = d.title, d.doc_title, d.text
-            yield row
+        out.append(batch)
+    return out
 
 
 def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -> int:
@@ -691,9 +832,10 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    docs = list(docs)
     try:
         ix = whoosh_index.create_in(str(tmp), SCHEMA)
-        count = _write_segment(ix, _analysed_rows(list(docs), lexicon))
+        count = _write_segment(ix, docs, _analysed_batches(docs, lexicon))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
