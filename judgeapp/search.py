@@ -617,10 +617,11 @@ def _stored_lengths(lengths: np.ndarray) -> np.ndarray:
     return np.where(lengths > 0, table[np.minimum(b, 255)], 0)
 
 
-def _write_term_blocks(fw, tbytes: bytes, docs: np.ndarray, freqs: np.ndarray, lens: np.ndarray) -> None:
-    """One counted term's postings written as `W3PostingsWriter` writes them, block by block (each block's
-    pickled ids, weights and values, compressed, after its pickled block info), and its term info added
-    as `W3FieldWriter.finish_term` adds it; each block's lists come whole from the arrays."""
+def _write_field_blocks(fw, terms: list[bytes], bounds, docs, freqs, lens) -> None:
+    """A counted field's terms written as `W3PostingsWriter` writes them, block by block (each block's
+    pickled ids, weights and values, compressed, after its pickled block info), and each term's info added
+    as `W3FieldWriter.finish_term` adds it. The blocks' figures (deltas, highest and lowest frequency and
+    length, sums) are computed for the whole field at once; each block's lists are slices of them."""
     import pickle
     import zlib
 
@@ -628,58 +629,72 @@ def _write_term_blocks(fw, tbytes: bytes, docs: np.ndarray, freqs: np.ndarray, l
     from whoosh.system import pack_int, pack_ushort
     from whoosh.util.numeric import length_to_byte
 
-    postfile = fw._postfile
-    start = postfile.tell()
+    if not terms:
+        return
     limit = fw._codec._blocklimit
     level = fw._codec._compression
-    n = len(docs)
-    out = [WHOOSH3_HEADER_MAGIC]
-    ti = W3TermInfo()
-    weight = 0.0
-    minlength = None
-    maxlength = 0
-    maxweight = 0
-    for a in range(0, n, limit):
-        b = min(a + limit, n)
-        ids = docs[a:b]
-        fr = freqs[a:b]
-        ln = lens[a:b]
-        deltas = np.diff(ids, prepend=0)  # each block's ids from 0 (`delta_encode` of the block)
-        fmax = int(fr.max())
-        fmin = int(fr.min())
-        if fmax == 1:
-            w = None
-        elif fmin == fmax:
-            w = float(fmax)
-        else:
-            w = tuple(fr.astype(np.float64).tolist())
-        data = pickle.dumps((tuple(deltas.tolist()), w, fr.astype(">u4").tobytes()), 2)
-        if level:
-            data = zlib.compress(data, level)
-        pos = ln[ln > 0]
-        bmin = int(pos.min()) if len(pos) else None
-        bmax = int(ln.max()) if len(ln) else 0
-        bmaxw = float(fmax)
-        info = pickle.dumps(
-            (b - a, int(ids[-1]), bmaxw, level, length_to_byte(bmin), length_to_byte(bmax)), 2
-        )
-        size = len(info) + len(data)
-        out += [pack_int(-size if b == n else size), info, data]
-        weight += float(fr.sum())
-        minlength = bmin if minlength is None else min(minlength, bmin)
-        maxlength = max(maxlength, bmax)
-        maxweight = max(maxweight, bmaxw)
-    blob = b"".join(out)
-    postfile.write(blob)
-    ti._weight = weight
-    ti._df = n
-    ti._minlength = minlength
-    ti._maxlength = maxlength
-    ti._maxweight = maxweight
-    ti._minid = int(docs[0])
-    ti._maxid = int(docs[-1])
-    ti.set_extent(start, len(blob))
-    fw._tindex.add(pack_ushort(fw._fieldid) + tbytes, ti.to_bytes())
+    bounds = bounds.tolist()
+    starts: list[int] = []
+    for k in range(len(terms)):
+        starts += range(bounds[k], bounds[k + 1], limit)
+    at = np.array(starts, dtype=np.int64)
+    deltas = np.diff(docs, prepend=0)
+    deltas[at] = docs[at]  # each block's ids from 0 (`delta_encode` of the block)
+    fmax = np.maximum.reduceat(freqs, at).tolist()
+    fmin = np.minimum.reduceat(freqs, at).tolist()
+    fsum = np.add.reduceat(freqs, at).tolist()
+    lmax = np.maximum.reduceat(lens, at).tolist()
+    big = np.iinfo(np.int64).max
+    lmin = np.minimum.reduceat(np.where(lens > 0, lens, big), at).tolist()
+    deltas = deltas.tolist()
+    weights = freqs.astype(np.float64).tolist()
+    values = freqs.astype(">u4").tobytes()
+    docs = docs.tolist()
+    postfile = fw._postfile
+    tindex_add = fw._tindex.add
+    fieldid = pack_ushort(fw._fieldid)
+    dumps = pickle.dumps
+    compress = zlib.compress
+    j = 0  # the block
+    for k, tbytes in enumerate(terms):
+        first, end = bounds[k], bounds[k + 1]
+        out = [WHOOSH3_HEADER_MAGIC]
+        weight = 0.0
+        minlength = None
+        maxlength = 0
+        maxweight = 0
+        for a in range(first, end, limit):
+            b = min(a + limit, end)
+            hi, lo = fmax[j], fmin[j]
+            w = None if hi == 1 else float(hi) if lo == hi else tuple(weights[a:b])
+            data = dumps((tuple(deltas[a:b]), w, values[4 * a : 4 * b]), 2)
+            if level:
+                data = compress(data, level)
+            bmin = None if lmin[j] == big else lmin[j]
+            bmax = lmax[j]
+            info = dumps(
+                (b - a, docs[b - 1], float(hi), level, length_to_byte(bmin), length_to_byte(bmax)), 2
+            )
+            size = len(info) + len(data)
+            out += [pack_int(-size if b == end else size), info, data]
+            weight += fsum[j]
+            minlength = bmin if minlength is None else min(minlength, bmin)
+            maxlength = max(maxlength, bmax)
+            maxweight = max(maxweight, float(hi))
+            j += 1
+        blob = b"".join(out)
+        start = postfile.tell()
+        postfile.write(blob)
+        ti = W3TermInfo()
+        ti._weight = float(weight)
+        ti._df = end - first
+        ti._minlength = minlength
+        ti._maxlength = maxlength
+        ti._maxweight = maxweight
+        ti._minid = docs[first]
+        ti._maxid = docs[end - 1]
+        ti.set_extent(start, len(blob))
+        tindex_add(fieldid + tbytes, ti.to_bytes())
 
 
 def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
@@ -689,7 +704,7 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     searcher with the same results. What it leaves out is the writer's general machinery (a posting pool
     of one tuple per posting, sorted, then each posting's length read back from disk), which took most of a
     large build; the term fields come already counted, as arrays (`_Batch`), and each term's posting blocks
-    are encoded from slices of them (`_write_term_blocks`)."""
+    are encoded from slices of them (`_write_field_blocks`)."""
     from whoosh.codec import default_codec
     from whoosh.index import TOC, clean_files
     from whoosh.util.numeric import byte_to_length, length_to_byte
@@ -707,9 +722,7 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     merged = {name: _merged(batches, name, count) for name in _COUNTED}
     # the other indexed fields, per field: term bytes → its postings in document order (document, weight,
     # value bytes)
-    postings: dict[str, dict[bytes, list]] = {
-        n: {} for n in names if fields[n].indexed and n not in merged
-    }
+    postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed and n not in merged}
     lengths: dict[str, list[int | None]] = {n: [None] * count for n in postings}
     counted_lengths = {name: m[4].tolist() for name, m in merged.items()}
     stored = {"title_text": "title", "doc_title": "doc_title", "text": "text"}
@@ -747,10 +760,7 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
         writer.start_field(name, fields[name])
         if name in merged:
             terms, bounds, pdocs, pfreqs, doc_lengths = merged[name]
-            plens = _stored_lengths(doc_lengths)[pdocs]
-            for k, tbytes in enumerate(terms):
-                a, b = bounds[k], bounds[k + 1]
-                _write_term_blocks(writer, tbytes, pdocs[a:b], pfreqs[a:b], plens[a:b])
+            _write_field_blocks(writer, terms, bounds, pdocs, pfreqs, _stored_lengths(doc_lengths)[pdocs])
         else:
             field_lengths = lengths[name]
             add = writer.add
