@@ -617,25 +617,36 @@ def _stored_lengths(lengths: np.ndarray) -> np.ndarray:
     return np.where(lengths > 0, table[np.minimum(b, 255)], 0)
 
 
-def _write_field_blocks(fw, terms: list[bytes], bounds, docs, freqs, lens) -> None:
-    """A counted field's terms written as `W3PostingsWriter` writes them, block by block (each block's
-    pickled ids, weights and values, compressed, after its pickled block info), and each term's info added
-    as `W3FieldWriter.finish_term` adds it. The blocks' figures (deltas, highest and lowest frequency and
-    length, sums) are computed for the whole field at once; each block's lists are slices of them."""
+# A counted field's postings while they are encoded (`_encode_terms`), read by the forked encoding workers.
+_ENCODING: dict[str, tuple] = {}
+
+
+def _encode_terms(task: tuple[str, int, int, int, int]) -> list[tuple[bytes, tuple]]:
+    """Terms `lo` to `hi` (in byte order) of a counted field, encoded as `W3PostingsWriter` encodes them:
+    per term, its postings' bytes (block by block: each block's pickled ids, weights and values,
+    compressed, after its pickled block info) and its term info's figures (weight, document count, least
+    and most length, highest weight, first and last document). The blocks' figures (deltas, highest and
+    lowest frequency and length, sums) are computed for the range at once; each block's lists are slices
+    of them."""
     import pickle
     import zlib
 
-    from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC, W3TermInfo
-    from whoosh.system import pack_int, pack_ushort
+    from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC
+    from whoosh.system import pack_int
     from whoosh.util.numeric import length_to_byte
 
-    if not terms:
-        return
-    limit = fw._codec._blocklimit
-    level = fw._codec._compression
-    bounds = bounds.tolist()
+    name, lo, hi, limit, level = task
+    terms, bounds, docs, freqs, lens = _ENCODING[name]
+    bounds = bounds[lo : hi + 1].tolist()
+    base = bounds[0]
+    docs = docs[base : bounds[-1]]
+    freqs = freqs[base : bounds[-1]]
+    lens = lens[base : bounds[-1]]
+    bounds = [x - base for x in bounds]
+    if not len(docs):
+        return []
     starts: list[int] = []
-    for k in range(len(terms)):
+    for k in range(len(bounds) - 1):
         starts += range(bounds[k], bounds[k + 1], limit)
     at = np.array(starts, dtype=np.int64)
     deltas = np.diff(docs, prepend=0)
@@ -650,13 +661,11 @@ def _write_field_blocks(fw, terms: list[bytes], bounds, docs, freqs, lens) -> No
     weights = freqs.astype(np.float64).tolist()
     values = freqs.astype(">u4").tobytes()
     docs = docs.tolist()
-    postfile = fw._postfile
-    tindex_add = fw._tindex.add
-    fieldid = pack_ushort(fw._fieldid)
     dumps = pickle.dumps
     compress = zlib.compress
+    encoded = []
     j = 0  # the block
-    for k, tbytes in enumerate(terms):
+    for k in range(len(bounds) - 1):
         first, end = bounds[k], bounds[k + 1]
         out = [WHOOSH3_HEADER_MAGIC]
         weight = 0.0
@@ -665,36 +674,55 @@ def _write_field_blocks(fw, terms: list[bytes], bounds, docs, freqs, lens) -> No
         maxweight = 0
         for a in range(first, end, limit):
             b = min(a + limit, end)
-            hi, lo = fmax[j], fmin[j]
-            w = None if hi == 1 else float(hi) if lo == hi else tuple(weights[a:b])
+            top, low = fmax[j], fmin[j]
+            w = None if top == 1 else float(top) if low == top else tuple(weights[a:b])
             data = dumps((tuple(deltas[a:b]), w, values[4 * a : 4 * b]), 2)
             if level:
                 data = compress(data, level)
             bmin = None if lmin[j] == big else lmin[j]
             bmax = lmax[j]
             info = dumps(
-                (b - a, docs[b - 1], float(hi), level, length_to_byte(bmin), length_to_byte(bmax)), 2
+                (b - a, docs[b - 1], float(top), level, length_to_byte(bmin), length_to_byte(bmax)), 2
             )
             size = len(info) + len(data)
             out += [pack_int(-size if b == end else size), info, data]
             weight += fsum[j]
             minlength = bmin if minlength is None else min(minlength, bmin)
             maxlength = max(maxlength, bmax)
-            maxweight = max(maxweight, float(hi))
+            maxweight = max(maxweight, float(top))
             j += 1
-        blob = b"".join(out)
-        start = postfile.tell()
+        stats = (float(weight), end - first, minlength, maxlength, maxweight, docs[first], docs[end - 1])
+        encoded.append((b"".join(out), stats))
+    return encoded
+
+
+def _encoding_tasks(
+    name: str, limit: int, level: int, parts: int = 2
+) -> list[tuple[str, int, int, int, int]]:
+    """A counted field's terms cut into `parts` ranges of about as many postings each."""
+    terms, bounds = _ENCODING[name][:2]
+    cuts = np.searchsorted(bounds, [bounds[-1] * i / parts for i in range(1, parts)]).tolist()
+    edges = [0, *(min(max(c, 0), len(terms)) for c in cuts), len(terms)]
+    return [(name, a, b, limit, level) for a, b in zip(edges, edges[1:], strict=False) if b > a]
+
+
+def _write_encoded(fw, terms: list[bytes], encoded: list[tuple[bytes, tuple]]) -> None:
+    """Write a counted field's encoded terms (`_encode_terms`) as `W3FieldWriter.finish_term` does: the
+    postings, then the term's info (with where its postings are) in the terms table."""
+    from whoosh.codec.whoosh3 import W3TermInfo
+    from whoosh.system import pack_ushort
+
+    postfile = fw._postfile
+    tindex_add = fw._tindex.add
+    fieldid = pack_ushort(fw._fieldid)
+    start = postfile.tell()
+    for tbytes, (blob, stats) in zip(terms, encoded, strict=True):
         postfile.write(blob)
         ti = W3TermInfo()
-        ti._weight = float(weight)
-        ti._df = end - first
-        ti._minlength = minlength
-        ti._maxlength = maxlength
-        ti._maxweight = maxweight
-        ti._minid = docs[first]
-        ti._maxid = docs[end - 1]
+        ti._weight, ti._df, ti._minlength, ti._maxlength, ti._maxweight, ti._minid, ti._maxid = stats
         ti.set_extent(start, len(blob))
         tindex_add(fieldid + tbytes, ti.to_bytes())
+        start += len(blob)
 
 
 def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
@@ -704,7 +732,7 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     searcher with the same results. What it leaves out is the writer's general machinery (a posting pool
     of one tuple per posting, sorted, then each posting's length read back from disk), which took most of a
     large build; the term fields come already counted, as arrays (`_Batch`), and each term's posting blocks
-    are encoded from slices of them (`_write_field_blocks`)."""
+    are encoded from slices of them (`_encode_terms`)."""
     from whoosh.codec import default_codec
     from whoosh.index import TOC, clean_files
     from whoosh.util.numeric import byte_to_length, length_to_byte
@@ -720,6 +748,19 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     batches = list(batches)
     count = sum(len(b.rows) for b in batches)
     merged = {name: _merged(batches, name, count) for name in _COUNTED}
+    # The counted fields' postings are encoded while the documents are written: in two forked workers for
+    # a large build (as its analysis is), here otherwise.
+    _ENCODING.clear()
+    for name, (terms, bounds, pdocs, pfreqs, doc_lengths) in merged.items():
+        _ENCODING[name] = (terms, bounds, pdocs, pfreqs, _stored_lengths(doc_lengths)[pdocs])
+    tasks = [t for name in _COUNTED for t in _encoding_tasks(name, codec._blocklimit, codec._compression)]
+    tasks.sort(key=lambda t: _ENCODING[t[0]][1][t[1]] - _ENCODING[t[0]][1][t[2]])  # the largest first
+    pool = pending = None
+    if _can_fork(count):
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(2)
+        pending = pool.map_async(_encode_terms, tasks, chunksize=1)
     # the other indexed fields, per field: term bytes → its postings in document order (document, weight,
     # value bytes)
     postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed and n not in merged}
@@ -755,12 +796,20 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     perdoc.close()
     segment.set_doc_count(count)
 
+    try:
+        results = pending.get() if pending is not None else [_encode_terms(t) for t in tasks]
+    finally:
+        if pool is not None:
+            pool.terminate()
+        _ENCODING.clear()
+    encoded: dict[str, list] = {name: [] for name in merged}
+    for task, part in sorted(zip(tasks, results, strict=True), key=lambda tr: tr[0][:2]):
+        encoded[task[0]] += part
     writer = codec.field_writer(storage, segment)
     for name in sorted([*postings, *merged]):
         writer.start_field(name, fields[name])
         if name in merged:
-            terms, bounds, pdocs, pfreqs, doc_lengths = merged[name]
-            _write_field_blocks(writer, terms, bounds, pdocs, pfreqs, _stored_lengths(doc_lengths)[pdocs])
+            _write_encoded(writer, merged[name][0], encoded[name])
         else:
             field_lengths = lengths[name]
             add = writer.add
@@ -788,6 +837,17 @@ _BATCH = 250
 _STORED_ROW = ("title_text", "doc_title", "text")
 
 
+def _can_fork(sections: int) -> bool:
+    """Whether a build of this many sections works in forked workers (see `PARALLEL_FROM`)."""
+    import multiprocessing
+
+    return (
+        sections >= PARALLEL_FROM
+        and threading.active_count() == 1  # forking is safe only without other threads
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
+
+
 def _analyse_batch(docs: list[IndexDoc]) -> tuple[_Batch, dict]:
     """A part of a build (a worker's, in a large one): the batch's rows (without the stored texts, which
     the writer has) and postings arrays, and the batch's lexicon."""
@@ -806,12 +866,7 @@ def _analysed_batches(docs: list[IndexDoc], lexicon: dict) -> list[_Batch]:
     """The sections analysed, in order, in batches (`_Batch`), their words added to `lexicon`."""
     import multiprocessing
 
-    parallel = (
-        len(docs) >= PARALLEL_FROM
-        and threading.active_count() == 1  # forking is safe only without other threads
-        and "fork" in multiprocessing.get_all_start_methods()
-    )
-    if not parallel:
+    if not _can_fork(len(docs)):
         results = [_analyse_batch(docs)]
     else:
         analyzer()  # loaded once, before the workers are forked
