@@ -831,7 +831,8 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
 
 
 # A build of at least this many sections analyses them in two worker processes (in batches, kept in order),
-# then this process writes them; the real corpus (a few hundred sections) is analysed here.
+# then this process writes them while two workers encode the postings; the real corpus (a few hundred
+# sections) is analysed and encoded here.
 PARALLEL_FROM = 2000
 _BATCH = 250
 _STORED_ROW = ("title_text", "doc_title", "text")
