@@ -531,13 +531,208 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
     }
 
 
-def _write_segment(ix, rows: Iterable[dict]) -> int:
+# The fields given as counted terms (`TermsField`): their postings travel and are written as arrays.
+_COUNTED = tuple(sorted(n for n in SCHEMA.names() if isinstance(SCHEMA[n], TermsField)))
+
+
+@dataclass
+class _Batch:
+    """Analysed sections, ready for the writer: each section's row of the other fields (ids, numbers, the
+    title's topic) and, per counted field, its postings as arrays (the batch's terms, then per posting its
+    term's place among them, its section's place in the batch and its frequency), in section order."""
+
+    rows: list[dict]
+    columns: dict[str, tuple[list[bytes], np.ndarray, np.ndarray, np.ndarray]]
+
+
+def _batch(rows: list[dict]) -> _Batch:
+    """Take the counted fields out of the rows, as arrays."""
+    columns = {}
+    for name in _COUNTED:
+        vocab: dict[bytes, int] = {}
+        place = vocab.setdefault
+        tids: list[int] = []
+        docs: list[int] = []
+        freqs: list[int] = []
+        for i, row in enumerate(rows):
+            value = row.pop(name, None)
+            if not value:
+                continue
+            if not isinstance(value, dict):  # terms not yet counted: as TermsField.index counts them
+                value = _counts(value.split() if isinstance(value, str) else value)
+            tids += [place(t, len(vocab)) for t in value]
+            freqs += value.values()
+            docs += [i] * len(value)
+        columns[name] = (
+            list(vocab),
+            np.array(tids, dtype=np.int32),
+            np.array(docs, dtype=np.int32),
+            np.array(freqs, dtype=np.int32),
+        )
+    return _Batch(rows, columns)
+
+
+def _merged(batches: list[_Batch], name: str, count: int):
+    """A counted field's postings over all batches: the terms in byte order, and per term (in that order)
+    the slice of the posting arrays (documents, frequencies) that holds its postings in document order;
+    and each document's length (its frequencies' sum)."""
+    vocab: dict[bytes, int] = {}
+    place = vocab.setdefault
+    parts_t, parts_d, parts_f = [], [], []
+    offset = 0
+    for b in batches:
+        terms, tids, docs, freqs = b.columns[name]
+        ids = np.array([place(t, len(vocab)) for t in terms], dtype=np.int64)
+        parts_t.append(ids[tids] if len(tids) else tids.astype(np.int64))
+        parts_d.append(docs.astype(np.int64) + offset)
+        parts_f.append(freqs.astype(np.int64))
+        offset += len(b.rows)
+    terms = list(vocab)
+    tids = np.concatenate(parts_t) if parts_t else np.zeros(0, np.int64)
+    docs = np.concatenate(parts_d) if parts_d else np.zeros(0, np.int64)
+    freqs = np.concatenate(parts_f) if parts_f else np.zeros(0, np.int64)
+    order = sorted(range(len(terms)), key=terms.__getitem__)
+    rank = np.empty(len(terms), dtype=np.int64)
+    rank[order] = np.arange(len(terms))
+    ranks = rank[tids]
+    by = np.argsort(ranks, kind="stable")  # grouped by term (in byte order), each term's in document order
+    bounds = np.zeros(len(terms) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ranks, minlength=len(terms)), out=bounds[1:])
+    lengths = np.bincount(docs, weights=freqs, minlength=count).astype(np.int64)
+    return [terms[i] for i in order], bounds, docs[by], freqs[by], lengths
+
+
+_LENGTH_OF_BYTE = None
+
+
+def _stored_lengths(lengths: np.ndarray) -> np.ndarray:
+    """What the lengths column gives back for each length (`byte_to_length(length_to_byte(n))`, 0 for 0)."""
+    global _LENGTH_OF_BYTE
+    from whoosh.util.numeric import _length_byte_cache
+
+    if _LENGTH_OF_BYTE is None:
+        _LENGTH_OF_BYTE = np.array(_length_byte_cache, dtype=np.int64)
+    table = _LENGTH_OF_BYTE
+    b = np.where(lengths >= 106374, 255, np.searchsorted(table, lengths, side="left"))
+    return np.where(lengths > 0, table[np.minimum(b, 255)], 0)
+
+
+# A counted field's postings while they are encoded (`_encode_terms`), read by the forked encoding workers.
+_ENCODING: dict[str, tuple] = {}
+
+
+def _encode_terms(task: tuple[str, int, int, int, int]) -> list[tuple[bytes, tuple]]:
+    """Terms `lo` to `hi` (in byte order) of a counted field, encoded as `W3PostingsWriter` encodes them:
+    per term, its postings' bytes (block by block: each block's pickled ids, weights and values,
+    compressed, after its pickled block info) and its term info's figures (weight, document count, least
+    and most length, highest weight, first and last document). The blocks' figures (deltas, highest and
+    lowest frequency and length, sums) are computed for the range at once; each block's lists are slices
+    of them."""
+    import pickle
+    import zlib
+
+    from whoosh.codec.whoosh3 import WHOOSH3_HEADER_MAGIC
+    from whoosh.system import pack_int
+    from whoosh.util.numeric import length_to_byte
+
+    name, lo, hi, limit, level = task
+    terms, bounds, docs, freqs, lens = _ENCODING[name]
+    bounds = bounds[lo : hi + 1].tolist()
+    base = bounds[0]
+    docs = docs[base : bounds[-1]]
+    freqs = freqs[base : bounds[-1]]
+    lens = lens[base : bounds[-1]]
+    bounds = [x - base for x in bounds]
+    if not len(docs):
+        return []
+    starts: list[int] = []
+    for k in range(len(bounds) - 1):
+        starts += range(bounds[k], bounds[k + 1], limit)
+    at = np.array(starts, dtype=np.int64)
+    deltas = np.diff(docs, prepend=0)
+    deltas[at] = docs[at]  # each block's ids from 0 (`delta_encode` of the block)
+    fmax = np.maximum.reduceat(freqs, at).tolist()
+    fmin = np.minimum.reduceat(freqs, at).tolist()
+    fsum = np.add.reduceat(freqs, at).tolist()
+    lmax = np.maximum.reduceat(lens, at).tolist()
+    big = np.iinfo(np.int64).max
+    lmin = np.minimum.reduceat(np.where(lens > 0, lens, big), at).tolist()
+    deltas = deltas.tolist()
+    weights = freqs.astype(np.float64).tolist()
+    values = freqs.astype(">u4").tobytes()
+    docs = docs.tolist()
+    dumps = pickle.dumps
+    compress = zlib.compress
+    encoded = []
+    j = 0  # the block
+    for k in range(len(bounds) - 1):
+        first, end = bounds[k], bounds[k + 1]
+        out = [WHOOSH3_HEADER_MAGIC]
+        weight = 0.0
+        minlength = None
+        maxlength = 0
+        maxweight = 0
+        for a in range(first, end, limit):
+            b = min(a + limit, end)
+            top, low = fmax[j], fmin[j]
+            w = None if top == 1 else float(top) if low == top else tuple(weights[a:b])
+            data = dumps((tuple(deltas[a:b]), w, values[4 * a : 4 * b]), 2)
+            if level:
+                data = compress(data, level)
+            bmin = None if lmin[j] == big else lmin[j]
+            bmax = lmax[j]
+            info = dumps(
+                (b - a, docs[b - 1], float(top), level, length_to_byte(bmin), length_to_byte(bmax)), 2
+            )
+            size = len(info) + len(data)
+            out += [pack_int(-size if b == end else size), info, data]
+            weight += fsum[j]
+            minlength = bmin if minlength is None else min(minlength, bmin)
+            maxlength = max(maxlength, bmax)
+            maxweight = max(maxweight, float(top))
+            j += 1
+        stats = (float(weight), end - first, minlength, maxlength, maxweight, docs[first], docs[end - 1])
+        encoded.append((b"".join(out), stats))
+    return encoded
+
+
+def _encoding_tasks(
+    name: str, limit: int, level: int, parts: int = 2
+) -> list[tuple[str, int, int, int, int]]:
+    """A counted field's terms cut into `parts` ranges of about as many postings each."""
+    terms, bounds = _ENCODING[name][:2]
+    cuts = np.searchsorted(bounds, [bounds[-1] * i / parts for i in range(1, parts)]).tolist()
+    edges = [0, *(min(max(c, 0), len(terms)) for c in cuts), len(terms)]
+    return [(name, a, b, limit, level) for a, b in zip(edges, edges[1:], strict=False) if b > a]
+
+
+def _write_encoded(fw, terms: list[bytes], encoded: list[tuple[bytes, tuple]]) -> None:
+    """Write a counted field's encoded terms (`_encode_terms`) as `W3FieldWriter.finish_term` does: the
+    postings, then the term's info (with where its postings are) in the terms table."""
+    from whoosh.codec.whoosh3 import W3TermInfo
+    from whoosh.system import pack_ushort
+
+    postfile = fw._postfile
+    tindex_add = fw._tindex.add
+    fieldid = pack_ushort(fw._fieldid)
+    start = postfile.tell()
+    for tbytes, (blob, stats) in zip(terms, encoded, strict=True):
+        postfile.write(blob)
+        ti = W3TermInfo()
+        ti._weight, ti._df, ti._minlength, ti._maxlength, ti._maxweight, ti._minid, ti._maxid = stats
+        ti.set_extent(start, len(blob))
+        tindex_add(fieldid + tbytes, ti.to_bytes())
+        start += len(blob)
+
+
+def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     """Write the sections as the index's one segment, through Whoosh's codec API (the per-document writer
     for stored fields and lengths, the field writer for the postings, then the table of contents), exactly
     as `SegmentWriter.add_document` and `commit` would write them: the same files, read by Whoosh's own
     searcher with the same results. What it leaves out is the writer's general machinery (a posting pool
     of one tuple per posting, sorted, then each posting's length read back from disk), which took most of a
-    large build; the term fields come already counted (`_analyse_doc`)."""
+    large build; the term fields come already counted, as arrays (`_Batch`), and each term's posting blocks
+    are encoded from slices of them (`_encode_terms`)."""
     from whoosh.codec import default_codec
     from whoosh.index import TOC, clean_files
     from whoosh.util.numeric import byte_to_length, length_to_byte
@@ -550,48 +745,50 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
     perdoc = codec.per_document_writer(storage, segment)
     names = sorted(schema.names())
     fields = {name: schema[name] for name in names}
-    counted = {n for n in names if isinstance(fields[n], TermsField)}
-    # per field: term bytes → its postings in document order: (document, frequency) for a counted field
-    # (a TermsField: weight and value follow from the frequency), else (document, weight, value bytes)
-    postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed}
-    # per field, each document's length as the lengths column gives it back (None for none)
-    lengths: dict[str, list[int | None]] = {n: [] for n in postings}
-    most = 1  # the highest frequency of a counted term in a section
-    count = 0
-    for docnum, row in enumerate(rows):
-        count += 1
-        for column in lengths.values():
-            column.append(None)
+    batches = list(batches)
+    count = sum(len(b.rows) for b in batches)
+    merged = {name: _merged(batches, name, count) for name in _COUNTED}
+    # The counted fields' postings are encoded while the documents are written: in two forked workers for
+    # a large build (as its analysis is), here otherwise.
+    _ENCODING.clear()
+    for name, (terms, bounds, pdocs, pfreqs, doc_lengths) in merged.items():
+        _ENCODING[name] = (terms, bounds, pdocs, pfreqs, _stored_lengths(doc_lengths)[pdocs])
+    tasks = [t for name in _COUNTED for t in _encoding_tasks(name, codec._blocklimit, codec._compression)]
+    tasks.sort(key=lambda t: _ENCODING[t[0]][1][t[1]] - _ENCODING[t[0]][1][t[2]])  # the largest first
+    pool = pending = None
+    if _can_fork(count):
+        import multiprocessing
+
+        pool = multiprocessing.get_context("fork").Pool(2)
+        pending = pool.map_async(_encode_terms, tasks, chunksize=1)
+    # the other indexed fields, per field: term bytes → its postings in document order (document, weight,
+    # value bytes)
+    postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed and n not in merged}
+    lengths: dict[str, list[int | None]] = {n: [None] * count for n in postings}
+    counted_lengths = {name: m[4].tolist() for name, m in merged.items()}
+    stored = {"title_text": "title", "doc_title": "doc_title", "text": "text"}
+    rows = (row for b in batches for row in b.rows)
+    for docnum, (row, d) in enumerate(zip(rows, docs, strict=True)):
         perdoc.start_doc(docnum)
         for name in names:
-            value = row.get(name)
+            field = fields[name]
+            if name in merged:
+                perdoc.add_field(name, field, None, counted_lengths[name][docnum])
+                continue
+            value = getattr(d, stored[name]) if name in stored else row.get(name)
             if value is None:
                 continue
-            field = fields[name]
             length = 0
             if field.indexed:
                 field_postings = postings[name]
-                if name in counted:
-                    if not isinstance(value, dict):  # terms not yet counted: as TermsField.index counts them
-                        value = _counts(value.split() if isinstance(value, str) else value)
-                    for tbytes, freq in value.items():
-                        plist = field_postings.get(tbytes)
-                        if plist is None:
-                            field_postings[tbytes] = [(docnum, freq)]
-                        else:
-                            plist.append((docnum, freq))
-                    if value:
-                        length = sum(value.values()) if field.scorable else 0
-                        most = max(most, max(value.values()))
-                else:
-                    for tbytes, freq, weight, vbytes in field.index(value):
-                        if field.scorable:
-                            length += freq
-                        plist = field_postings.get(tbytes)
-                        if plist is None:
-                            field_postings[tbytes] = [(docnum, weight, vbytes)]
-                        else:
-                            plist.append((docnum, weight, vbytes))
+                for tbytes, freq, weight, vbytes in field.index(value):
+                    if field.scorable:
+                        length += freq
+                    plist = field_postings.get(tbytes)
+                    if plist is None:
+                        field_postings[tbytes] = [(docnum, weight, vbytes)]
+                    else:
+                        plist.append((docnum, weight, vbytes))
                 if length:
                     lengths[name][docnum] = byte_to_length(length_to_byte(length))
             perdoc.add_field(name, field, value if field.stored else None, length)
@@ -599,24 +796,29 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
     perdoc.close()
     segment.set_doc_count(count)
 
-    # what TermsField.index gives for a frequency: its weight and its value bytes
-    weights = [float(f) for f in range(most + 1)]
-    values = [pack_uint(f) for f in range(most + 1)]
+    try:
+        results = pending.get() if pending is not None else [_encode_terms(t) for t in tasks]
+    finally:
+        if pool is not None:
+            pool.terminate()
+        _ENCODING.clear()
+    encoded: dict[str, list] = {name: [] for name in merged}
+    for task, part in sorted(zip(tasks, results, strict=True), key=lambda tr: tr[0][:2]):
+        encoded[task[0]] += part
     writer = codec.field_writer(storage, segment)
-    for name in sorted(postings):
-        field_lengths = lengths[name]
+    for name in sorted([*postings, *merged]):
         writer.start_field(name, fields[name])
-        add = writer.add
-        field_postings = postings[name]
-        for tbytes in sorted(field_postings):
-            writer.start_term(tbytes)
-            if name in counted:
-                for docnum, freq in field_postings[tbytes]:
-                    add(docnum, weights[freq], values[freq], field_lengths[docnum])
-            else:
+        if name in merged:
+            _write_encoded(writer, merged[name][0], encoded[name])
+        else:
+            field_lengths = lengths[name]
+            add = writer.add
+            field_postings = postings[name]
+            for tbytes in sorted(field_postings):
+                writer.start_term(tbytes)
                 for docnum, weight, vbytes in field_postings[tbytes]:
                     add(docnum, weight, vbytes if vbytes is not None else b"", field_lengths[docnum])
-            writer.finish_term()
+                writer.finish_term()
         writer.finish_field()
     writer.close()
     if segment.should_assemble():
@@ -629,15 +831,27 @@ def _write_segment(ix, rows: Iterable[dict]) -> int:
 
 
 # A build of at least this many sections analyses them in two worker processes (in batches, kept in order),
-# then this process writes them; the real corpus (a few hundred sections) is analysed here.
+# then this process writes them while two workers encode the postings; the real corpus (a few hundred
+# sections) is analysed and encoded here.
 PARALLEL_FROM = 2000
 _BATCH = 250
 _STORED_ROW = ("title_text", "doc_title", "text")
 
 
-def _analyse_batch(docs: list[IndexDoc]) -> tuple[list[dict], dict]:
-    """A worker's part of a build: the batch's rows (without the stored texts, which the writer has) and
-    the batch's lexicon."""
+def _can_fork(sections: int) -> bool:
+    """Whether a build of this many sections works in forked workers (see `PARALLEL_FROM`)."""
+    import multiprocessing
+
+    return (
+        sections >= PARALLEL_FROM
+        and threading.active_count() == 1  # forking is safe only without other threads
+        and "fork" in multiprocessing.get_all_start_methods()
+    )
+
+
+def _analyse_batch(docs: list[IndexDoc]) -> tuple[_Batch, dict]:
+    """A part of a build (a worker's, in a large one): the batch's rows (without the stored texts, which
+    the writer has) and postings arrays, and the batch's lexicon."""
     lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
     an, seen = analyzer(), {}
     rows = []
@@ -646,31 +860,25 @@ def _analyse_batch(docs: list[IndexDoc]) -> tuple[list[dict], dict]:
         for key in _STORED_ROW:
             del row[key]
         rows.append(row)
-    return rows, lexicon
+    return _batch(rows), lexicon
 
 
-def _analysed_rows(docs: list[IndexDoc], lexicon: dict):
-    """Each section's row for the writer, in order, adding its words to `lexicon`."""
+def _analysed_batches(docs: list[IndexDoc], lexicon: dict) -> list[_Batch]:
+    """The sections analysed, in order, in batches (`_Batch`), their words added to `lexicon`."""
     import multiprocessing
 
-    parallel = (
-        len(docs) >= PARALLEL_FROM
-        and threading.active_count() == 1  # forking is safe only without other threads
-        and "fork" in multiprocessing.get_all_start_methods()
-    )
-    if not parallel:
-        an, seen = analyzer(), {}
-        for d in docs:
-            yield _analyse_doc(an, d, lexicon, seen)
-        return
-    analyzer()  # loaded once, before the workers are forked
-    batches = [docs[i : i + _BATCH] for i in range(0, len(docs), _BATCH)]
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        # Every batch is collected before any is written: while this thread waits, the pool's result
-        # thread has the interpreter to itself (consumed one by one, each batch's transfer waited for the
-        # writing thread to let go of it, which made the build slower than a serial one).
-        results = pool.map(_analyse_batch, batches, chunksize=1)
-    for batch, (rows, lex) in zip(batches, results, strict=True):
+    if not _can_fork(len(docs)):
+        results = [_analyse_batch(docs)]
+    else:
+        analyzer()  # loaded once, before the workers are forked
+        batches = [docs[i : i + _BATCH] for i in range(0, len(docs), _BATCH)]
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            # Every batch is collected before any is written: while this thread waits, the pool's result
+            # thread has the interpreter to itself (consumed one by one, each batch's transfer waited for
+            # the writing thread to let go of it, which made the build slower than a serial one).
+            results = pool.map(_analyse_batch, batches, chunksize=1)
+    out = []
+    for batch, lex in results:
         for field, entries in lex.items():
             mine = lexicon[field]
             for term, surfaces in entries.items():
@@ -679,9 +887,8 @@ def _analysed_rows(docs: list[IndexDoc], lexicon: dict):
                     mine[term] = surfaces
                 else:
                     have |= surfaces
-        for d, row in zip(batch, rows, strict=True):
-            row["title_text"], row["doc_title"], row["text"] = d.title, d.doc_title, d.text
-            yield row
+        out.append(batch)
+    return out
 
 
 def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -> int:
@@ -691,9 +898,10 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    docs = list(docs)
     try:
         ix = whoosh_index.create_in(str(tmp), SCHEMA)
-        count = _write_segment(ix, _analysed_rows(list(docs), lexicon))
+        count = _write_segment(ix, docs, _analysed_batches(docs, lexicon))
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
