@@ -755,12 +755,7 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
         _ENCODING[name] = (terms, bounds, pdocs, pfreqs, _stored_lengths(doc_lengths)[pdocs])
     tasks = [t for name in _COUNTED for t in _encoding_tasks(name, codec._blocklimit, codec._compression)]
     tasks.sort(key=lambda t: _ENCODING[t[0]][1][t[1]] - _ENCODING[t[0]][1][t[2]])  # the largest first
-    pool = pending = None
-    if _can_fork(count):
-        import multiprocessing
-
-        pool = multiprocessing.get_context("fork").Pool(2)
-        pending = pool.map_async(_encode_terms, tasks, chunksize=1)
+    collect = _in_workers(_encode_terms, tasks) if _can_fork(count) else None
     # the other indexed fields, per field: term bytes → its postings in document order (document, weight,
     # value bytes)
     postings: dict[str, dict[bytes, list]] = {n: {} for n in names if fields[n].indexed and n not in merged}
@@ -797,10 +792,8 @@ def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     segment.set_doc_count(count)
 
     try:
-        results = pending.get() if pending is not None else [_encode_terms(t) for t in tasks]
+        results = collect() if collect is not None else [_encode_terms(t) for t in tasks]
     finally:
-        if pool is not None:
-            pool.terminate()
         _ENCODING.clear()
     encoded: dict[str, list] = {name: [] for name in merged}
     for task, part in sorted(zip(tasks, results, strict=True), key=lambda tr: tr[0][:2]):
@@ -849,6 +842,32 @@ def _can_fork(sections: int) -> bool:
     )
 
 
+def _in_workers(fn, items: list):
+    """`fn` over `items` in two forked worker processes, started now; the function returned collects the
+    results, in order. A worker that dies (the OOM killer, a signal) does not hang the build: the executor
+    reports it (BrokenProcessPool) and what is missing is done here, in this process."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
+    executor = ProcessPoolExecutor(max_workers=2, mp_context=multiprocessing.get_context("fork"))
+    futures = [executor.submit(fn, item) for item in items]
+
+    def collect() -> list:
+        try:
+            out = []
+            for item, f in zip(items, futures, strict=True):
+                try:
+                    out.append(f.result())
+                except BrokenProcessPool:
+                    out.append(fn(item))
+            return out
+        finally:
+            executor.shutdown(wait=True, cancel_futures=True)
+
+    return collect
+
+
 def _analyse_batch(docs: list[IndexDoc]) -> tuple[_Batch, dict]:
     """A part of a build (a worker's, in a large one): the batch's rows (without the stored texts, which
     the writer has) and postings arrays, and the batch's lexicon."""
@@ -865,18 +884,16 @@ def _analyse_batch(docs: list[IndexDoc]) -> tuple[_Batch, dict]:
 
 def _analysed_batches(docs: list[IndexDoc], lexicon: dict) -> list[_Batch]:
     """The sections analysed, in order, in batches (`_Batch`), their words added to `lexicon`."""
-    import multiprocessing
 
     if not _can_fork(len(docs)):
         results = [_analyse_batch(docs)]
     else:
         analyzer()  # loaded once, before the workers are forked
         batches = [docs[i : i + _BATCH] for i in range(0, len(docs), _BATCH)]
-        with multiprocessing.get_context("fork").Pool(2) as pool:
-            # Every batch is collected before any is written: while this thread waits, the pool's result
-            # thread has the interpreter to itself (consumed one by one, each batch's transfer waited for
-            # the writing thread to let go of it, which made the build slower than a serial one).
-            results = pool.map(_analyse_batch, batches, chunksize=1)
+        # Every batch is collected before any is written: while this thread waits, the pool's result
+        # thread has the interpreter to itself (consumed one by one, each batch's transfer waited for
+        # the writing thread to let go of it, which made the build slower than a serial one).
+        results = _in_workers(_analyse_batch, batches)()
     out = []
     for batch, lex in results:
         for field, entries in lex.items():
@@ -960,6 +977,10 @@ def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
 # --- evaluating ------------------------------------------------------------------------------------------
 
 
+_NO_POSTINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+_NO_POSTINGS[0].flags.writeable = _NO_POSTINGS[1].flags.writeable = False  # shared: never changed in place
+
+
 class _Evaluator:
     """Runs the queries built below over the index's postings with numpy, scoring as Whoosh's BM25F does.
 
@@ -1002,7 +1023,9 @@ class _Evaluator:
                 return hit
             btext = self.searcher.schema[field].to_bytes(text)
             if (field, btext) not in self.reader:
-                hit = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+                # not kept: the terms a query asks for and the index lacks are the judges' (unbounded);
+                # what is kept is bounded by the index's own terms
+                return _NO_POSTINGS
             else:
                 m = self.reader.postings(field, btext)
                 items = list(m.items_as("weight"))

@@ -62,3 +62,49 @@ def test_numpy_evaluator_equals_whoosh_searcher(own_library, mode):
                 assert our_total == their_total, where
                 compared += 1
     assert compared >= len(QUERIES)
+
+
+KILLED_WORKER = """
+import os, sys, tempfile
+from judgeapp import search as S
+S.PARALLEL_FROM, S._BATCH = 4, 2  # six sections in three batches, in the forked workers
+PARENT, analyse = os.getpid(), S._analyse_batch
+
+
+def _analyse_batch(docs):
+    if docs[0].id == "s2" and os.getpid() != PARENT:
+        os._exit(1)  # a worker killed (the OOM killer, a crash in a native library)
+    return analyse(docs)
+
+
+_analyse_batch.__module__, _analyse_batch.__qualname__ = "judgeapp.search", "_analyse_batch"
+S._analyse_batch = _analyse_batch
+docs = [S.IndexDoc(id=f"s{i}", game="g", doc="d", anchor=f"a{i}", title="失格", doc_title="D",
+                   text=f"デッキ {i}") for i in range(6)]
+path = tempfile.mkdtemp() + "/ix"
+print(S.build_index(docs, path), sorted(h.id for h in S.SearchIndex(path).search("デッキ", limit=10).hits))
+"""
+
+
+def test_a_build_whose_worker_is_killed_finishes_with_every_section():
+    """A large build analyses in forked workers; one that dies does not hang the build (which holds the
+    index lock every starting server waits on): its batch is analysed again in the building process."""
+    import subprocess
+    import sys
+
+    # the timeout only keeps a regression from hanging the suite; nothing here measures time
+    out = subprocess.run(
+        [sys.executable, "-c", KILLED_WORKER], cwd=ROOT, capture_output=True, text=True, timeout=300
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split("\n")[0] == "6 ['s0', 's1', 's2', 's3', 's4', 's5']"
+
+
+def test_terms_the_index_lacks_are_not_kept(own_library):
+    """The decoded postings are kept per term, but only for terms the index has: what judges type that
+    the index lacks (a new string each time) would otherwise grow a long-running server without end."""
+    index = own_library.index
+    for i in range(40):
+        index.search_uncached(f"謎語{i}号 ぬぬぬ{i} zq{i}x 見つからない語", limit=5)
+    kept = index._evaluator._postings
+    assert kept and all(len(ids) for ids, _ in kept.values())
