@@ -26,7 +26,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
-from .search import analyzer, load_synonyms, number_terms
+from .search import _QUERY_STOP, _QUESTION, analyzer, load_synonyms, number_terms
 from .textnorm import fold, is_kana, squash
 
 bp = Blueprint("offline", __name__)
@@ -264,8 +264,10 @@ def _surfaces(text: str) -> dict[str, list[str]]:
     return out
 
 
-def build_index_export(docs, synonyms) -> dict:
-    """The compact index: a vocabulary, and each document's terms as numbers into it."""
+def build_index_export(docs, synonyms, search: bool = True) -> dict:
+    """The compact index: a vocabulary, and each document's terms as numbers into it. For the
+    search form, also the words the server's query leaves out (the situation lookup, another engine, keeps the
+    browser's own short list)."""
     vocab: dict[str, int] = {}
 
     def ids(terms: list[str]) -> list[int]:
@@ -324,13 +326,19 @@ def build_index_export(docs, synonyms) -> dict:
                 "means": [[list(w.forms + w.parts) for w in analyzer().words(m)] for m in means],
             }
         )
-    return {
+    out = {
         "vocab": list(vocab),
         "docs": out_docs,
         "surfaces": surfaces,
         "readings": list(readings),
         "synonyms": syn,
     }
+    if search:
+        # The words a query does without (grammar, question words: 何, 誰), as search.py leaves them out; the
+        # word after a question word is a counter asked for (何点: 点), which ranks but is not required.
+        out["stop"] = sorted(_QUERY_STOP)
+        out["question"] = sorted(_QUESTION)
+    return out
 
 
 @lru_cache(maxsize=4)
@@ -338,7 +346,7 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     lib = current_library()
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
     docs = index_docs(lib.corpus) if kind == "search" else situation_docs(lib.policies)
-    data = build_index_export(docs, synonyms)
+    data = build_index_export(docs, synonyms, search=kind == "search")
     data["version"] = version
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 

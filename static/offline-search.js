@@ -45,6 +45,10 @@
     this.readings = {};
     this.maxReading = 1;
     data.readings.forEach(function (r) { self.readings[r] = 1; if (r.length > self.maxReading) self.maxReading = r.length; });
+    this.stop = STOP;
+    this.question = {};
+    if (data.stop) { this.stop = {}; data.stop.forEach(function (w) { self.stop[w] = 1; }); }
+    (data.question || []).forEach(function (w) { self.question[w] = 1; });
     this.surfaces = data.surfaces;
     this.maxSurface = 1;
     Object.keys(data.surfaces).forEach(function (s) { if (s.length > self.maxSurface) self.maxSurface = Math.min(s.length, 16); });
@@ -106,7 +110,7 @@
 
   /* The query's words: known surfaces of the corpus, longest first (the browser has no dictionary). */
   Index.prototype.words = function (chunk) {
-    var s = fold(chunk), out = [], i = 0;
+    var s = fold(chunk), out = [], i = 0, asked = false;
     while (i < s.length) {
       var found = null;
       for (var j = Math.min(s.length, i + this.maxSurface); j > i; j--) {
@@ -115,9 +119,11 @@
       }
       if (found) {
         var e = this.surfaces[found];
-        if (!STOP[e[0][0]]) out.push({ surface: found, forms: e[0], parts: e[1] });
+        /* 何枚, 何点: the counter asked for ranks, it is not required (as on the server) */
+        if (!this.stop[e[0][0]]) out.push({ surface: found, forms: e[0], parts: e[1], suffix: asked });
+        asked = !!this.question[e[0][0]];
         i += found.length;
-      } else i += 1;
+      } else { i += 1; asked = false; }
     }
     return out;
   };
@@ -148,7 +154,8 @@
         parts.push({ op: "or", q: alts });
         return;
       }
-      self.words(chunk).forEach(function (w) { parts.push(wordQ(w.forms, isKana(w.surface), fold(toKatakana(w.surface)), w.parts, mode)); });
+      var ws = self.words(chunk), core = ws.filter(function (w) { return !w.suffix; });
+      (mode === "or" || !core.length ? ws : core).forEach(function (w) { parts.push(wordQ(w.forms, isKana(w.surface), fold(toKatakana(w.surface)), w.parts, mode)); });
     });
     if (!parts.length) return null;
     return { op: mode === "or" ? "or" : "and", q: parts.slice(0, 24), boost: boost || 1 };

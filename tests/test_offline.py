@@ -112,6 +112,9 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     )
     agree = sum(1 for a, b in zip(got, expected, strict=False) if a == b)
     print(f"offline search agrees with the server's first result for {agree}/{len(cases)}")
+    for c, a, b in zip(cases, got, expected, strict=False):
+        if a != b:
+            print(f"  differs: {c['q']!r} ({c.get('game')}): offline {a}, server {b}")
     assert agree / len(cases) >= 0.9
     # The situation lookup, over the situations table, against the server's own lookup.
     situations = load_cases("situations.yaml")
@@ -134,6 +137,9 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     )
     sit_agree = sum(1 for a, b in zip(sit_got, sit_expected, strict=False) if a == b)
     print(f"offline situation lookup agrees with the server's first result for {sit_agree}/{len(situations)}")
+    for c, a, b in zip(situations, sit_got, sit_expected, strict=False):
+        if a != b:
+            print(f"  differs: {c['q']!r} ({c['game']}): offline {a}, server {b}")
     assert sit_agree / len(situations) >= 0.9
     # And the form, as a judge uses it with no signal.
     phone.goto(live_server + "/")
