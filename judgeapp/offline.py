@@ -26,7 +26,16 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
-from .search import _QUERY_STOP, _QUESTION, analyzer, load_synonyms, number_terms
+from .search import (
+    _NUMBERING,
+    _QUERY_STOP,
+    _QUESTION,
+    _TITLE_LIGHT,
+    analyzer,
+    load_synonyms,
+    number_terms,
+    title_topic,
+)
 from .textnorm import fold, is_kana, squash
 
 bp = Blueprint("offline", __name__)
@@ -294,6 +303,9 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
                 "w": ids(words),
                 "t": ids(title_words),
                 "r": ids(reads + title_reads),
+                "tp": title_topic(
+                    analyzer().words(d.title)
+                ),  # the title's topic words (search.py's title_topic)
                 # Field lengths as a Whoosh index stores them (one byte each: an approximation), for BM25F.
                 "dl": {
                     f: _stored_length(n)
@@ -338,6 +350,9 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
         # word after a question word is a counter asked for (何点: 点), which ranks but is not required.
         out["stop"] = sorted(_QUERY_STOP)
         out["question"] = sorted(_QUESTION)
+        # A title's topic leaves out the heading's wording (〜に関して) and numbering: the query's topic too.
+        out["light"] = sorted(_TITLE_LIGHT)
+        out["numbering"] = _NUMBERING.pattern
     return out
 
 

@@ -5,8 +5,9 @@
    alternatives); any of the words; the query as a character string (bigrams, contiguous). */
 (function () {
   "use strict";
-  var BOOST = { t: 2.5, w: 1.0, r: 0.8, g: 0.5 };
+  var BOOST = { t: 2.5, w: 1.0, r: 0.8, g: 0.5, tg: 1.0, tp: 1e-6 };
   var K1 = 1.2, B = 0.75;
+  var TITLE = 1.0, TOPIC = 0.5; /* search.py's WEIGHT: every word in the title; the query is the title's topic */
   var DASHES = "-‐‑‒–—―−ｰ~〜";
   var GAPS = "・･ー\u3000 \t\r\n《》「」『』【】()（）[]［］〈〉<>＜＞\"'“”‘’、。,.，．:：;；!！?？/／" + DASHES;
   var STOP = {};
@@ -39,14 +40,17 @@
     this.data = data;
     this.docs = data.docs;
     this.N = data.docs.length;
-    this.post = { t: {}, w: {}, r: {}, g: {} };
-    this.len = { t: [], w: [], r: [], g: [] };
+    this.post = { t: {}, w: {}, r: {}, g: {}, tg: {}, tp: {} };
+    this.len = { t: [], w: [], r: [], g: [], tg: [], tp: [] };
     this.avg = {};
     this.readings = {};
     this.maxReading = 1;
     data.readings.forEach(function (r) { self.readings[r] = 1; if (r.length > self.maxReading) self.maxReading = r.length; });
     this.stop = STOP;
     this.question = {};
+    this.light = {};
+    (data.light || []).forEach(function (w) { self.light[w] = 1; });
+    this.numbering = data.numbering ? new RegExp("^(?:" + data.numbering + ")$") : null;
     if (data.stop) { this.stop = {}; data.stop.forEach(function (w) { self.stop[w] = 1; }); }
     (data.question || []).forEach(function (w) { self.question[w] = 1; });
     this.surfaces = data.surfaces;
@@ -55,7 +59,8 @@
     data.docs.forEach(function (d, i) {
       d.sq = squash(d.title) + "\n" + squash(d.text);
       var fields = { t: d.t.map(function (x) { return data.vocab[x]; }), w: d.w.map(function (x) { return data.vocab[x]; }),
-                     r: d.r.map(function (x) { return data.vocab[x]; }), g: bigrams(d.title).concat(bigrams(d.text)) };
+                     r: d.r.map(function (x) { return data.vocab[x]; }), g: bigrams(d.title).concat(bigrams(d.text)),
+                     tg: bigrams(d.title), tp: d.tp ? [d.tp] : [] };
       Object.keys(fields).forEach(function (f) {
         var p = self.post[f], ts = fields[f];
         self.len[f][i] = ts.length;
@@ -74,7 +79,7 @@
       var ids = Object.keys(p), df = ids.length;
       var idf = Math.log(this.N / (df + 1)) + 1; /* Whoosh's idf */
       ids.forEach(function (k) {
-        var i = +k, tf = p[k], dl = self.docs[i].dl ? self.docs[i].dl[q.f] : self.len[q.f][i];
+        var i = +k, tf = p[k], dl = self.docs[i].dl && q.f in self.docs[i].dl ? self.docs[i].dl[q.f] : self.len[q.f][i];
         var s = idf * (tf * (K1 + 1)) / (tf + K1 * (1 - B + B * dl / self.avg[q.f]));
         out.set(i, s * BOOST[q.f] * (q.boost || 1));
       });
@@ -161,6 +166,25 @@
     return { op: mode === "or" ? "or" : "and", q: parts.slice(0, 24), boost: boost || 1 };
   };
 
+  /* As on the server: a query whose words are a title's topic (時間切れ: 「時間切れ」) asks for that section, the
+     title's words again (weighs half) where the topic is the query's. */
+  Index.prototype.titleQueries = function (text) {
+    var self = this, ws = this.words(text), forms = {};
+    if (!ws.length || !this.numbering) return [];
+    var inTitle = { op: "and", boost: TITLE, q: ws.map(function (w) {
+      /* the word in the title: any form (unweighted), its short units, or its characters (不戦勝 cut 不 + 戦勝) */
+      var alts = w.forms.map(function (f) { return term("t", f, 1 / BOOST.t); });
+      if (w.parts.length) alts.push({ op: "and", q: w.parts.map(function (p) { return term("t", p, 1 / BOOST.t); }) });
+      var grams = Array.from(new Set(bigrams(w.surface)));
+      if (grams.length > 1 || w.surface.length === 2) alts.push({ op: "and", q: grams.map(function (g) { return term("tg", g); }) });
+      return { op: "or", q: alts };
+    }) };
+    ws.forEach(function (w) { var f = w.forms[0]; if (!self.light[f] && !self.stop[f] && !self.numbering.test(f)) forms[f] = 1; });
+    var topic = Object.keys(forms).sort().join("|");
+    if (!topic || !this.post.tp[topic]) return [inTitle];
+    return [inTitle, { op: "and", q: [{ op: "and", q: inTitle.q }, term("tp", topic)], boost: TOPIC }];
+  };
+
   function phraseQuery(means) { /* an analysed phrase: all its words */
     return { op: "and", q: means.map(function (forms) { return wordQ(forms, false); }) };
   }
@@ -235,7 +259,7 @@
       this.docs.forEach(function (d, i) { if (ok(i) && d.num.indexOf(key) >= 0 && !seen.has(i)) { seen.add(i); found.push(i); matching.add(i); } });
     }
     var numbered = found.length;
-    var alts = [this.textQuery(text)].concat(this.synonymAlternatives(text)).filter(Boolean);
+    var alts = [this.textQuery(text)].concat(this.titleQueries(text), this.synonymAlternatives(text)).filter(Boolean);
     if (alts.length) run({ op: "or", q: alts }, limit);
     if (found.length === numbered) run(this.textQuery(text, "or"), limit);
     if (found.length < limit && key.length >= 2) {
