@@ -303,9 +303,8 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
                 "w": ids(words),
                 "t": ids(title_words),
                 "r": ids(reads + title_reads),
-                "tp": title_topic(
-                    analyzer().words(d.title)
-                ),  # the title's topic words (search.py's title_topic)
+                # the title's topic words (search.py's title_topic), for the search form
+                "tp": title_topic(analyzer().words(d.title)) if search else "",
                 # Field lengths as a Whoosh index stores them (one byte each: an approximation), for BM25F.
                 "dl": {
                     f: _stored_length(n)
