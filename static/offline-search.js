@@ -31,6 +31,10 @@
     }
     return true;
   }
+  function katakana(ch) { return !!ch && ((ch >= "\u30a1" && ch <= "\u30fa") || ch === "ー"); }
+  /* the squashed text as typed (hiragana kept), one character for each of squash's */
+  function squashRaw(s) { var o = ""; for (var i = 0; i < s.length; i++) { var n = s[i].normalize("NFKC"); if (GAPS.indexOf(foldChar(s[i])) < 0) o += n.length === 1 ? n : s[i]; } return o; }
+  function insideKatakana(raw, a, b) { return (katakana(raw[a]) && katakana(raw[a - 1])) || (katakana(raw[b - 1]) && katakana(raw[b])); }
   function toKatakana(s) { s = s.normalize("NFKC"); var o = ""; for (var i = 0; i < s.length; i++) { var c = s.charCodeAt(i); o += (c >= 0x3041 && c <= 0x3096) ? String.fromCharCode(c + 0x60) : s[i]; } return o; }
   function cleanQuery(s) { return (s || "").normalize("NFKC").replace(/[\x00-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]/g, " ").split(/\s+/).filter(Boolean).join(" ").slice(0, 200); }
   function bigrams(s) { s = squash(s); var o = []; if (s.length === 1) return [s]; for (var i = 0; i + 1 < s.length; i++) o.push(s.slice(i, i + 2)); return o; }
@@ -190,13 +194,15 @@
   }
 
   Index.prototype.synonymAlternatives = function (text) {
-    var self = this, s = squash(text), out = [], found = [];
+    var self = this, s = squash(text), raw = squashRaw(text), out = [], found = [];
     var words = this.words(text), lemmas = words.map(function (w) { return w.forms[0]; });
     (this.data.synonyms || []).forEach(function (e) {
       var rest = null;
       for (var k = 0; k < e.keys.length && rest === null; k++) {
         var key = squash(e.keys[k]);
         var at = key ? s.indexOf(key) : -1;
+        /* as on the server, a katakana key inside a longer katakana word is not the key (ペナ in ペナルティ) */
+        if (at >= 0 && insideKatakana(raw, at, at + key.length)) at = -1;
         if (at >= 0 && !(/^[\x00-\x7f]+$/.test(key) && !new RegExp("(^|[^a-z0-9])" + key.replace(/[.*+?^${}()|[\]\\]/g, "\\$&") + "($|[^a-z0-9])").test(s))) {
           rest = s.slice(0, at) + " " + s.slice(at + key.length);
           break;
@@ -204,6 +210,8 @@
         var kl = e.lemmas[k] || [];
         for (var i = 0; kl.length && i + kl.length <= lemmas.length; i++) {
           if (kl.every(function (x, j) { return lemmas[i + j] === x; })) {
+            var a = s.indexOf(squash(words[i].surface)), b = s.indexOf(squash(words[i + kl.length - 1].surface), Math.max(a, 0));
+            if (a >= 0 && b >= a && insideKatakana(raw, a, b + squash(words[i + kl.length - 1].surface).length)) continue; /* フロア in フロアルール */
             rest = words.filter(function (_, j) { return j < i || j >= i + kl.length; }).map(function (w) { return w.surface; }).join(" ");
             break;
           }
