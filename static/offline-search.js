@@ -121,6 +121,14 @@
   Index.prototype.words = function (chunk) {
     var s = fold(chunk), out = [], i = 0, asked = false;
     while (i < s.length) {
+      /* a run of kana beside other characters (ちゅうい２) that the corpus has as a reading: that word, read */
+      var run = i;
+      while (run < s.length && isKana(s[run])) run++;
+      if (run - i >= 2 && (i > 0 || run < s.length) && !this.surfaces[s.slice(i, run)] && this.readings[s.slice(i, run)] && !(i > 0 && isKana(s[i - 1]))) {
+        out.push({ surface: s.slice(i, run), forms: [s.slice(i, run)], parts: [], suffix: false });
+        i = run; asked = false;
+        continue;
+      }
       var found = null;
       for (var j = Math.min(s.length, i + this.maxSurface); j > i; j--) {
         var piece = s.slice(i, j);
