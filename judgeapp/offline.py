@@ -282,8 +282,12 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
     def ids(terms: list[str]) -> list[int]:
         return [vocab.setdefault(t, len(vocab)) for t in terms]
 
-    out_docs, surfaces, readings = [], {}, {}
+    out_docs, surfaces, readings, spoken = [], {}, {}, {}
     for d in docs:
+        if search:
+            for text in (d.text, d.title):
+                for w in analyzer().words(text):
+                    spoken.setdefault(w.reading, set()).add(fold(w.surface))
         words, reads = _analysed(d.text)
         title_words, title_reads = _analysed(d.title)
         for text in (d.text, d.title):
@@ -344,6 +348,7 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
         "readings": list(readings),
         "synonyms": syn,
     }
+    vocab_list = out["vocab"]
     if search:
         # The words a query does without (grammar, question words: 何, 誰), as search.py leaves them out; the
         # word after a question word is a counter asked for (何点: 点), which ranks but is not required.
@@ -352,6 +357,20 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
         # A title's topic leaves out the heading's wording (〜に関して) and numbering: the query's topic too.
         out["light"] = sorted(_TITLE_LIGHT)
         out["numbering"] = _NUMBERING.pattern
+        # What a query in kana may be in a title (でんどう: 殿堂): the first three words of each reading, as the
+        # server's lexicon lists them (a reading that is only its own spelling is left out).
+        # Only the words that some title can match (as a word or by its characters): the rest find nothing.
+        in_titles = {vocab_list[t] for d in out_docs for t in d["t"]}
+        title_grams = {g for d in docs for g in _bigrams(d.title)}
+
+        def in_a_title(x: str) -> bool:
+            return x in in_titles or (len(x) >= 2 and all(g in title_grams for g in _bigrams(x)))
+
+        out["spoken"] = {
+            r: kept
+            for r, ss in spoken.items()
+            if ss != {r} and (kept := [x for x in sorted(ss)[:3] if in_a_title(x)])
+        }
     return out
 
 

@@ -181,11 +181,22 @@
   /* As on the server: a query whose words are a title's topic (時間切れ: 「時間切れ」) asks for that section, the
      title's words again (weighs half) where the topic is the query's. */
   Index.prototype.titleQueries = function (text) {
-    var self = this, ws = this.words(text), forms = {};
+    var self = this, ws = [], forms = {};
+    text.split(" ").forEach(function (chunk) {
+      var cut = self.words(chunk);
+      if (chunk && isKana(chunk)) { /* a run of kana, whole: its reading (as the server keeps it) */
+        var k = fold(toKatakana(chunk));
+        ws.push({ surface: k, forms: [k], parts: cut.map(function (w) { return w.forms[0]; }), kana: true });
+      } else ws = ws.concat(cut);
+    });
     if (!ws.length || !this.numbering) return [];
     var inTitle = { op: "and", boost: TITLE, q: ws.map(function (w) {
       /* the word in the title: any form (unweighted), its short units, or its characters (不戦勝 cut 不 + 戦勝) */
       var alts = w.forms.map(function (f) { return term("t", f, 1 / BOOST.t); });
+      if (w.kana) (self.data.spoken[w.forms[0]] || []).forEach(function (x) { /* the words it is the reading of */
+        alts.push(term("t", x, 1 / BOOST.t));
+        if (x.length >= 2) alts.push({ op: "and", q: Array.from(new Set(bigrams(x))).map(function (g) { return term("tg", g); }) });
+      });
       if (w.parts.length) alts.push({ op: "and", q: w.parts.map(function (p) { return term("t", p, 1 / BOOST.t); }) });
       var grams = Array.from(new Set(bigrams(w.surface)));
       if (grams.length > 1 || w.surface.length === 2) alts.push({ op: "and", q: grams.map(function (g) { return term("tg", g); }) });
