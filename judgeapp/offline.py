@@ -11,7 +11,9 @@ answer the search form and the situation lookup in the browser.
 - `/offline/search.json` and `/offline/situations.json`: the sections (or infractions) analysed by the same
   analysis as the server's index (search.py's `analyzer().words()`): each text's words (every form the
   server indexes), their readings, the title's words, the plain text for the bigram tier, the section
-  numbers, and the synonym groups with their phrases already analysed.
+  numbers, and the synonym groups with their phrases already analysed; for the search form also what the
+  server's query signals need and the browser cannot analyse: the query stop and question words, each
+  title's topic, and the words of each reading that a title can match (a query typed in kana).
 """
 
 from __future__ import annotations
@@ -307,8 +309,6 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
                 "w": ids(words),
                 "t": ids(title_words),
                 "r": ids(reads + title_reads),
-                # the title's topic words (search.py's title_topic), for the search form
-                "tp": title_topic(analyzer().words(d.title)) if search else "",
                 # Field lengths as a Whoosh index stores them (one byte each: an approximation), for BM25F.
                 "dl": {
                     f: _stored_length(n)
@@ -321,6 +321,8 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
                 },
             }
         )
+        if search:  # the title's topic words (search.py's title_topic), for the search form
+            out_docs[-1]["tp"] = title_topic(analyzer().words(d.title))
     syn = []
     for keys, means in synonyms:
         key_readings = ["".join(w.reading for w in analyzer().words(k)) for k in keys]
