@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -258,7 +258,7 @@ def check(rules: DeckRules, text: str) -> Report:
         )
     problems: list[Problem] = []
 
-    def add(r: DeckRule, code: str, message: str, cards=()):
+    def add(r: DeckRule, code: str, message: str, cards: Iterable[str] = ()) -> None:
         problems.append(
             Problem(
                 code=code,

@@ -44,7 +44,7 @@ class Citation(Strict):
     quote: str = Field(min_length=2, max_length=200)
 
 
-def _needs_removal(item):
+def _needs_removal(item: Level | Consequence) -> Level | Consequence:
     if item.removes and not item.removal:
         raise ValueError("removes: true needs 'removal': what then happens, in the text's words")
     return item
@@ -53,7 +53,7 @@ def _needs_removal(item):
 StaffRole = Literal["organizer", "head_judge", "floor_judge", "scorekeeper"]  # events.models.ROLES
 
 
-def _restriction_enforced(item):
+def _restriction_enforced(item: Level | Consequence) -> Level | Consequence:
     """A level the text restricts says how the app enforces it: the organizer's grant, or the roles."""
     if item.restricted_to and not (item.grant or item.roles):
         raise ValueError(
@@ -383,7 +383,7 @@ def _loc(loc: tuple) -> str:
     return out or "(top)"
 
 
-def _read(path: Path, model, problems: list[str]):
+def _read(path: Path, model: type[BaseModel], problems: list[str]) -> BaseModel | None:
     try:
         data = load_yaml(path)
     except FileNotFoundError:

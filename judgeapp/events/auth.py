@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-from flask import abort, current_app, g, redirect, request, session, url_for
+from flask import Flask, abort, current_app, g, redirect, request, session, url_for
 
 from ..errors import JudgeappError
 from . import staff as staff_mod
@@ -85,15 +85,15 @@ def safe_next(value: object, fallback: str) -> str:
     return value
 
 
-def init_app(app) -> None:
+def init_app(app: Flask) -> None:
     """One reading session per request, closed when the request ends."""
 
     @app.before_request
-    def _open_unit():
+    def _open_unit() -> None:
         g._db_unit = current_db().open_unit()
 
     @app.teardown_request
-    def _close_unit(_exc):
+    def _close_unit(_exc: BaseException | None) -> None:
         cm = g.pop("_db_unit", None)
         if cm is not None:
             Database.close_unit(cm)

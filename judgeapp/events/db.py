@@ -19,14 +19,22 @@ import os
 import random
 import threading
 import time
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from sqlalchemy import create_engine, event
-from sqlalchemy.engine import Engine
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
+
+if TYPE_CHECKING:
+    from alembic.config import Config
+    from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
+
+T = TypeVar("T")
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 # Unique indexes two concurrent writers can both pass the check for; the retry then sees the other's row: a
@@ -46,7 +54,7 @@ def make_engine(url: str) -> Engine:
         )
 
         @event.listens_for(engine, "connect")
-        def _sqlite_pragmas(dbapi_conn, _record):
+        def _sqlite_pragmas(dbapi_conn: Any, _record: ConnectionPoolEntry) -> None:
             dbapi_conn.isolation_level = None  # transactions are begun below, not by the driver
             cur = dbapi_conn.cursor()
             for pragma in ("journal_mode=WAL", "foreign_keys=ON", "busy_timeout=30000", "synchronous=FULL"):
@@ -54,7 +62,7 @@ def make_engine(url: str) -> Engine:
             cur.close()
 
         @event.listens_for(engine, "begin")
-        def _sqlite_begin(conn):
+        def _sqlite_begin(conn: Connection) -> None:
             # Writers take the write lock at once; readers run each statement in its own implicit transaction
             # (as PostgreSQL's READ COMMITTED reads do), so a read costs no BEGIN and no ROLLBACK.
             if conn.get_execution_options().get("write"):
@@ -64,7 +72,7 @@ def make_engine(url: str) -> Engine:
     engine = create_engine(url, pool_size=10, max_overflow=20)
 
     @event.listens_for(engine, "checkout")
-    def _ping(dbapi_conn, record, _proxy):
+    def _ping(dbapi_conn: Any, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection) -> None:
         """A connection the server has dropped while it sat in the pool (a restart, a failover) is replaced
         before use: at every checkout one empty query at the libpq level, which (unlike SQLAlchemy's pre-ping,
         a SELECT 1 through the driver) opens no transaction to roll back."""
@@ -74,7 +82,7 @@ def make_engine(url: str) -> Engine:
     return engine
 
 
-def _pg_alive(dbapi_conn) -> bool:
+def _pg_alive(dbapi_conn: Any) -> bool:
     from psycopg import pq
 
     try:
@@ -102,13 +110,13 @@ class Database:
         self._unit: ContextVar[Session | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
         self._write_lock = _SQLiteWriteLock(url) if self.is_sqlite else nullcontext()
 
-    def reader(self):
+    def reader(self) -> AbstractContextManager[Session]:
         """A session for reading: the request's own (see `unit`), else a new one closed after the `with`."""
         current = self._unit.get()
         return nullcontext(current) if current is not None else self._read()
 
     @contextmanager
-    def unit(self):
+    def unit(self) -> Iterator[Session]:
         """One reading session for everything inside (a request); closed at the end."""
         if self._unit.get() is not None:
             yield self._unit.get()
@@ -132,21 +140,23 @@ class Database:
         cm.__exit__(None, None, None)
 
     @contextmanager
-    def writing(self):
+    def writing(self) -> Iterator[Session]:
         """One write transaction (committed at the end, rolled back on any error)."""
         with self._write() as session, session.begin():
             yield session
 
-    def write(self, fn, attempts: int = 12):
+    def write(self, fn: Callable[[Session], T], attempts: int = 12) -> T:
         """Run `fn(session)` in a write transaction; retry the conflicts concurrency can cause."""
         return self._retrying(self.writing, fn, attempts)
 
-    def write_core(self, fn, attempts: int = 12):
+    def write_core(self, fn: Callable[[Connection], T], attempts: int = 12) -> T:
         """`write` for a path that needs no ORM: `fn(connection)` in one write transaction (SQLAlchemy Core,
         no session and no unit of work), retried the same way."""
         return self._retrying(self._write_engine.begin, fn, attempts)
 
-    def _retrying(self, transaction, fn, attempts: int):
+    def _retrying(
+        self, transaction: Callable[[], AbstractContextManager[Any]], fn: Callable[[Any], T], attempts: int
+    ) -> T:
         """`fn` in `transaction()` behind the write lock, again after a conflict concurrency can cause."""
         self.end_read()  # give the request's read connection back first: a request holds one connection at a time
         try:
@@ -223,7 +233,7 @@ def _retryable(exc: Exception) -> bool:
     return "database is locked" in text or code in ("40001", "40P01")
 
 
-def alembic_config(url: str):
+def alembic_config(url: str) -> Config:
     from alembic.config import Config
 
     cfg = Config()

@@ -17,7 +17,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from ..errors import JudgeappError
-from ..policy import Policy
+from ..policy import Infraction, Policies, Policy
 from . import records
 from .audit import audit
 from .db import Database
@@ -279,7 +279,7 @@ def find(
 HJ_RULING = records.HJ_RULING
 
 
-def ruling_choices(policies, policy: Policy) -> list[str]:
+def ruling_choices(policies: Policies, policy: Policy) -> list[str]:
     """The consequences the policies know, as the head judge picks one: this game's first, then those other
     games' texts name (a Duel Masters event has none of its own, and can still give ゲームの敗北)."""
     out = [c.label for c in policy.consequences.values()]
@@ -327,7 +327,7 @@ def wizard_path(policy: Policy, answers: dict) -> list[tuple[str, str]]:
     return out
 
 
-def wizard_facts(policy: Policy, infraction, answers: dict) -> str:
+def wizard_facts(policy: Policy, infraction: Infraction | None, answers: dict) -> str:
     """The facts as the judge chose them in the wizard (the judge edits them before saving)."""
     lines = [f"{q} → {a}" for q, a in wizard_path(policy, answers)]
     if infraction is not None:

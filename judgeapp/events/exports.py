@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from ..corpus import Corpus
 from ..errors import JudgeappError
-from ..policy import Policies, Policy, standing, standing_json
+from ..policy import Policies, Policy, Standing, standing, standing_json
 from .audit import audit
 from .db import Database
 from .desk import RULING_LABEL, tables
@@ -70,7 +70,7 @@ def mark_of(policy: Policy, view: RecordView) -> str:
     return fullwidth(getattr(item, "mark", None) or item.label) if item is not None else view.level_label
 
 
-def standing_text(st) -> str:
+def standing_text(st: Standing) -> str:
     if st.removed:
         return st.removed_text or "以後の対戦に出られません"
     return "・".join(f"{k} {v}" for k, v in st.effective.items()) or "なし"

@@ -25,11 +25,17 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from sqlalchemy import event as sa_event
 from sqlalchemy import insert, text
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.orm import Session
+
+if TYPE_CHECKING:
+    from flask import Flask
+
+    from .models import Notice, Staff
 
 log = logging.getLogger(__name__)
 
@@ -183,7 +189,7 @@ def announce(session: Session, event_id: int, kind: str, **extra) -> None:
         hub_for(current_app).announce(session, event_id, kind, **extra)
 
 
-def announce_core(conn, pending: list, event_id: int, kind: str, **extra) -> None:
+def announce_core(conn: Connection, pending: list, event_id: int, kind: str, **extra) -> None:
     """`announce` in a Core transaction (`Database.write_core`): NOTIFY on PostgreSQL (sent on commit); on
     SQLite the message waits in `pending` until the caller has committed and calls `dispatch_pending`."""
     from flask import current_app, has_app_context
@@ -209,10 +215,10 @@ def dispatch_pending(pending: list) -> None:
 
 
 def note_status_core(
-    conn,
+    conn: Connection,
     pending: list,
     event_id: int,
-    actor,
+    actor: Staff,
     player_id: int,
     before: bool,
     after: bool,
@@ -243,13 +249,13 @@ def note_status_core(
 def note_status(
     session: Session,
     event_id: int,
-    actor,
+    actor: Staff,
     player_id: int,
     before: bool,
     after: bool,
     cause: str,
     penalty_id: int | None,
-):
+) -> Notice | None:
     """A notice for the head judge when a change (a record, a void, a decision) removes the player or brings
     them back, written in the same transaction as the change. Returns the notice, or None (no change)."""
     from .models import Notice
@@ -274,7 +280,7 @@ def _forget(session: Session) -> None:
     session.info.pop("judgeapp.live", None)
 
 
-def hub_for(app) -> Hub:
+def hub_for(app: Flask) -> Hub:
     """The app's hub (made once, with the app's database URL)."""
     hub = app.extensions.get("judgeapp.live")
     if hub is None:

@@ -7,8 +7,16 @@ Whether the person is still allowed to act at all (active, session or token stil
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..errors import JudgeappError
 from .models import ROLES, Staff
+
+if TYPE_CHECKING:
+    from ..policy import Consequence, Level
+    from .records import HeadJudgeRuling, NoPenalty, RecordView
+
+    Restrictable = Level | Consequence | NoPenalty | HeadJudgeRuling
 
 ALL = frozenset(ROLES)
 PERMISSIONS = {
@@ -55,7 +63,7 @@ def require(staff: Staff | None, permission: str, event_id: int | None = None) -
     return staff
 
 
-def may_give(staff: Staff, item) -> bool:
+def may_give(staff: Staff, item: Restrictable) -> bool:
     """A level the text restricts: to the roles it names (`roles`), or to the organizer and those the
     organizer grants it (`grant`, イジンデン 【敗北】)."""
     roles = getattr(item, "roles", None)
@@ -65,7 +73,7 @@ def may_give(staff: Staff, item) -> bool:
     return not grant or staff.role == "organizer" or grant in (staff.grants or [])
 
 
-def check_grant(staff: Staff, item) -> None:
+def check_grant(staff: Staff, item: Restrictable) -> None:
     if not may_give(staff, item):
         roles = getattr(item, "roles", None)
         why = "" if roles and staff.role not in roles else "主催者の許可がありません。"
@@ -95,17 +103,17 @@ def can_manage_staff(staff: Staff | None) -> bool:
     return can(staff, "staff")
 
 
-def can_appeal(staff: Staff | None, view) -> bool:
+def can_appeal(staff: Staff | None, view: RecordView) -> bool:
     """A judge may record a player's appeal of a ruling that is neither void nor already appealed."""
     return can(staff, "appeal") and view.void is None and view.appeal is None
 
 
-def can_decide(staff: Staff | None, view) -> bool:
+def can_decide(staff: Staff | None, view: RecordView) -> bool:
     """The head judge decides an appeal that is waiting (not void, not decided)."""
     return can(staff, "decide") and view.appeal is not None and view.decision is None and view.void is None
 
 
-def can_void(staff: Staff | None, view) -> bool:
+def can_void(staff: Staff | None, view: RecordView) -> bool:
     """The head judge voids a record that is neither void nor appealed (an appeal is decided instead)."""
     return can(staff, "void") and view.void is None and view.appeal is None
 

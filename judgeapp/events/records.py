@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, lazyload
 
 from ..errors import ConflictError, JudgeappError
-from ..policy import Policies, Policy, Standing, standing
+from ..policy import Consequence, Level, Policies, Policy, Standing, standing
 from . import live
 from .audit import audit, audit_row
 from .db import Database
@@ -255,7 +256,7 @@ def preview(db: Database, policy: Policy, player: Player, level: object) -> tupl
     return current, after
 
 
-def resolve_level(policy: Policy, level: object):
+def resolve_level(policy: Policy, level: object) -> Level | Consequence | NoPenalty | HeadJudgeRuling:
     """A level or consequence of the policy (by id or label), or NO_PENALTY; else 400 listing the choices."""
     if not isinstance(level, str):
         level = ""
@@ -361,7 +362,7 @@ def record_penalty(
     if item is HJ_RULING:
         require(actor, "ruling")
 
-    def do(conn) -> tuple[NewRecord, list]:
+    def do(conn: Connection) -> tuple[NewRecord, list]:
         pending: list = []  # the desks' announcements (SQLite: handed over after commit)
         # Lock the player's row and bump their count in one statement (FOR UPDATE's lock, taken by UPDATE on
         # PostgreSQL; on SQLite the transaction began with BEGIN IMMEDIATE).
@@ -436,7 +437,14 @@ class _Replay(Exception):  # noqa: N818 — not an error: the key's record exist
         self.penalty_id = penalty_id
 
 
-def _replayed(db: Database, policy: Policy, penalty_id: int, pid: int, f: dict, item) -> NewRecord:
+def _replayed(
+    db: Database,
+    policy: Policy,
+    penalty_id: int,
+    pid: int,
+    f: dict,
+    item: Level | Consequence | NoPenalty | HeadJudgeRuling,
+) -> NewRecord:
     """The record an Idempotency-Key already made, if the request is the same; else 422."""
     db.end_read()
     with db.reader() as s:

@@ -4,8 +4,12 @@ as a formula (starting with = + - @, a tab or a carriage return) are written wit
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta, timezone
+from typing import TYPE_CHECKING
 
 from .models import LEVELS, Event, Player, Staff
+
+if TYPE_CHECKING:
+    from .records import PlayerRecord, RecordView
 
 JST = timezone(timedelta(hours=9), "JST")
 OUTCOME_LABELS = {"uphold": "維持", "change": "変更", "overturn": "取消"}
@@ -26,7 +30,7 @@ def jst(dt: datetime | None, fmt: str = "%Y-%m-%d %H:%M:%S") -> str:
     return aware(dt).astimezone(JST).strftime(fmt) if dt is not None else ""
 
 
-def record_json(v) -> dict:
+def record_json(v: RecordView) -> dict:
     """One record as it stands now (a RecordView)."""
     p = v.penalty
     return {
@@ -102,7 +106,7 @@ def staff_json(st: Staff) -> dict:
     }
 
 
-def standing_summary(rec, last_step_only: bool = False) -> dict:
+def standing_summary(rec: PlayerRecord, last_step_only: bool = False) -> dict:
     """A PlayerRecord's standing as the API gives it (the engine's JSON and the upgrades on offer)."""
     from ..policy import standing_json
 
@@ -111,7 +115,7 @@ def standing_summary(rec, last_step_only: bool = False) -> dict:
     return out
 
 
-def player_json(p: Player, rec=None) -> dict:
+def player_json(p: Player, rec: PlayerRecord | None = None) -> dict:
     out = {"id": p.id, "number": p.number, "name": p.name}
     if rec is not None:
         out["standing"] = standing_summary(rec)
