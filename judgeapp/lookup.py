@@ -29,6 +29,7 @@ import math
 import os
 import re
 from collections import Counter
+from collections.abc import Collection, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from markupsafe import Markup, escape
 
 from .corpus import Corpus, Section
 from .policy import Citation, Infraction, Policies, Policy, Rule
-from .search import analyzer, load_synonyms  # noqa: F401  (load_synonyms: callers pass its result)
+from .search import Word, analyzer, load_synonyms  # noqa: F401  (load_synonyms: callers pass its result)
 from .textnorm import clean_query, fold, is_kana, squash
 
 # Words that carry no meaning in a judge's story (normalized forms, folded).
@@ -227,7 +228,7 @@ class _Bm25:
         self.post = {t: (doc_ids[starts[k] : ends[k]], counts[starts[k] : ends[k]]) for t, k in vocab.items()}
         self.norm = K1 * ((1 - B) + B * self.lengths / self.avg)
 
-    def word_tf(self, alternatives) -> np.ndarray | None:
+    def word_tf(self, alternatives: Iterable[str]) -> np.ndarray | None:
         tf = None
         for a in alternatives:
             p = self.post.get(a)
@@ -258,7 +259,7 @@ LOOKUP_VERSION = "4"  # bump when the analysis of the evidence changes (or its c
 SEP = "\x1e"  # between a word's terms in the cache file (no term holds a control character)
 
 
-def _groups_of(w) -> tuple[str, ...]:
+def _groups_of(w: Word) -> tuple[str, ...]:
     """A word's dictionary synonym groups (審判 and ジャッジ, 盗む and 窃盗 share one) as terms: the analyzer's
     own `Word.synonyms` (SudachiPy's `synonym_group_ids()`, of the word or of its short units), so each
     text is tokenized once."""
@@ -392,7 +393,9 @@ class Lookup:
         if cache is not None and not cached:
             _write_cache(cache, set(_ANALYSED))
 
-    def _build(self, corpus: Corpus, policies: Policies, synonyms) -> None:
+    def _build(
+        self, corpus: Corpus, policies: Policies, synonyms: Iterable[tuple[list[str], list[str]]]
+    ) -> None:
         self.corpus = corpus
         self.policies = policies
         self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
@@ -665,11 +668,11 @@ class Lookup:
         out_surfaces += [""] * len(extra)
         return out_words, out_surfaces
 
-    def _single_kana(self, w) -> bool:
+    def _single_kana(self, w: Word) -> bool:
         """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
         return len(w.surface) == 1 and is_kana(w.surface) and not self._known(w)
 
-    def _known(self, w) -> bool:
+    def _known(self, w: Word) -> bool:
         """Whether any form of the word stands in the text."""
         post = self._bm["passage"].post
         own = self._bm["own"].post
@@ -763,7 +766,7 @@ class Lookup:
             coverage=fitting[0].coverage,
         )
 
-    def _word_weights(self, words) -> list[float]:
+    def _word_weights(self, words: list[tuple[tuple[str, ...], float]]) -> list[float]:
         bm = self._bm["passage"]
         out = []
         for alts, w in words:
@@ -772,7 +775,13 @@ class Lookup:
             out.append(w * math.log(1 + (bm.n - df + 0.5) / (df + 0.5)))
         return out
 
-    def _coverage(self, i: int, words, weights, qgrams) -> tuple[float, list[int]]:
+    def _coverage(
+        self,
+        i: int,
+        words: list[tuple[tuple[str, ...], float]],
+        weights: list[float],
+        qgrams: Collection[str],
+    ) -> tuple[float, list[int]]:
         """The share of the query's weight found in the answer's own evidence (words, or else bigrams).
 
         An infraction's or a rule's evidence is all of its own words and the lines it quotes; a section's is
@@ -790,7 +799,14 @@ class Lookup:
                 best = got
         return best
 
-    def _coverage_of(self, terms, grams, words, weights, qgrams) -> tuple[float, list[int]]:
+    def _coverage_of(
+        self,
+        terms: Collection[str],
+        grams: Collection[str],
+        words: list[tuple[tuple[str, ...], float]],
+        weights: list[float],
+        qgrams: Collection[str],
+    ) -> tuple[float, list[int]]:
         total = got = 0.0
         matched = []
         k = 0
@@ -823,7 +839,16 @@ class Lookup:
         gram_cov = sum(1 for g in qgrams if g in grams) / len(qgrams) if qgrams else 0.0
         return max(word_cov, gram_cov * 0.9), matched
 
-    def _match(self, i, score, cov, matched, surfaces, words, passage_scores) -> Match:
+    def _match(
+        self,
+        i: int,
+        score: float,
+        cov: float,
+        matched: list[int],
+        surfaces: list[str],
+        words: list[tuple[tuple[str, ...], float]],
+        passage_scores: np.ndarray | None,
+    ) -> Match:
         a = self.answers[i]
         alts = set(t for k in matched for t in words[k][0])
         # The section that carries the answer: a penalty is carried by the section that prescribes it (the

@@ -25,10 +25,11 @@ import re
 import shutil
 import threading
 from collections import Counter, OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from markupsafe import escape
@@ -54,6 +55,11 @@ from .textnorm import (
     to_katakana,
 )
 from .yamlload import load_yaml
+
+if TYPE_CHECKING:
+    from sudachipy import Morpheme
+    from whoosh.codec.whoosh3 import W3FieldWriter
+    from whoosh.index import Index
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
@@ -132,7 +138,7 @@ class TermsField(TEXT):
     """A text field given its terms already analysed (a list): counted at once, without Whoosh's tokenizer
     (the analysis is SudachiPy's, done before). A string is still split on spaces."""
 
-    def index(self, value, **kwargs):
+    def index(self, value: str | Iterable[str], **kwargs: Any) -> Iterator[tuple[bytes, int, float, bytes]]:
         if isinstance(value, str):
             yield from super().index(value, **kwargs)
             return
@@ -254,7 +260,7 @@ class Analyzer:
         self._memo: dict[tuple, Word] = {}
         self._pos: dict[int, tuple[bool, bool, bool, bool]] = {}
 
-    def _pos_kind(self, m) -> tuple[bool, bool, bool, bool, bool, bool]:
+    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool]:
         """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
         numeral) of a part of speech, read once per part-of-speech id."""
         pid = m.part_of_speech_id()
@@ -316,7 +322,7 @@ class Analyzer:
                             before = (surface, kind)
         return out
 
-    def _word(self, m, aux: bool = False) -> Word:
+    def _word(self, m: Morpheme, aux: bool = False) -> Word:
         surface = m.surface()
         forms = dict.fromkeys(
             f for f in (fold(m.normalized_form()), fold(surface), fold(m.dictionary_form())) if f.strip()
@@ -706,7 +712,7 @@ def _encoding_tasks(
     return [(name, a, b, limit, level) for a, b in zip(edges, edges[1:], strict=False) if b > a]
 
 
-def _write_encoded(fw, terms: list[bytes], encoded: list[tuple[bytes, tuple]]) -> None:
+def _write_encoded(fw: W3FieldWriter, terms: list[bytes], encoded: list[tuple[bytes, tuple]]) -> None:
     """Write a counted field's encoded terms (`_encode_terms`) as `W3FieldWriter.finish_term` does: the
     postings, then the term's info (with where its postings are) in the terms table."""
     from whoosh.codec.whoosh3 import W3TermInfo
@@ -725,7 +731,7 @@ def _write_encoded(fw, terms: list[bytes], encoded: list[tuple[bytes, tuple]]) -
         start += len(blob)
 
 
-def _write_segment(ix, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
+def _write_segment(ix: Index, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
     """Write the sections as the index's one segment, through Whoosh's codec API (the per-document writer
     for stored fields and lengths, the field writer for the postings, then the table of contents), exactly
     as `SegmentWriter.add_document` and `commit` would write them: the same files, read by Whoosh's own
@@ -842,7 +848,7 @@ def _can_fork(sections: int) -> bool:
     )
 
 
-def _in_workers(fn, items: list):
+def _in_workers(fn: Callable[[Any], Any], items: list):
     """`fn` over `items` in two forked worker processes, started now; the function returned collects the
     results, in order. A worker that dies (the OOM killer, a signal) does not hang the build: the executor
     reports it (BrokenProcessPool) and what is missing is done here, in this process."""
@@ -945,7 +951,9 @@ def index_is_current(path: str | Path, version: str) -> bool:
     return data.get("corpus") == version and data.get("analyzer") == _analysis_version()
 
 
-def ensure_index(docs_factory, path: str | Path, version: str, force: bool = False) -> bool:
+def ensure_index(
+    docs_factory: Callable[[], Iterable[IndexDoc]], path: str | Path, version: str, force: bool = False
+) -> bool:
     """Build the index if it is missing or was built from another corpus (or `force`); True when built.
 
     Several server processes may start at once, or `judgeapp index` may run beside them: a file lock lets
@@ -992,7 +1000,7 @@ class _Evaluator:
     document number first) are Whoosh's own, so results do not change.
     """
 
-    def __init__(self, ix):
+    def __init__(self, ix: Index):
         self.searcher = ix.searcher(weighting=scoring.BM25F())
         self.reader = self.searcher.reader()
         self.n = self.reader.doc_count_all()
