@@ -97,4 +97,7 @@ def test_ci_lints_before_it_tests():
     ci = (ROOT / ".ci" / "run").read_text()
     assert "ruff check" in ci and ci.index("ruff check") < ci.index("./judge test -ra")
     pyproject = (ROOT / "pyproject.toml").read_text()
-    assert 'select = ["E", "F", "W", "B", "UP", "SIM", "I"]' in pyproject and '"ruff>=' in pyproject
+    assert (
+        'select = ["E", "F", "W", "B", "UP", "SIM", "I", "ANN001", "ANN201"]' in pyproject
+        and '"ruff>=' in pyproject
+    )
