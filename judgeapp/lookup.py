@@ -39,71 +39,24 @@ from markupsafe import Markup, escape
 
 from .corpus import Corpus, Section
 from .policy import Citation, Infraction, Policies, Policy, Rule
-from .search import Word, analyzer, load_synonyms  # noqa: F401  (load_synonyms: callers pass its result)
+from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
+    LIGHT_WORDS,
+    Word,
+    analyzer,
+    load_synonyms,
+)
 from .textnorm import clean_query, fold, is_kana, squash
 
-# Words that carry no meaning in a judge's story (normalized forms, folded).
-STOP = {
+# A story's own words without meaning, beside the light words (search.LIGHT_WORDS): who did it (the person,
+# never the situation: あいつ, 俺, こいつ), when and where in the game, and a story's fillers.
+STOP = LIGHT_WORDS | {
     fold(w)
     for w in (
-        "為る",
-        "居る",
-        "有る",
-        "成る",
-        "仕舞う",
-        "事",
-        "物",
-        "様",
-        "ところ",
-        "れる",
-        "られる",
-        "せる",
-        "させる",
-        "無い",
-        "ない",
-        "て",
-        "た",
-        "此の",
-        "其の",
-        "何",
-        "為",
-        "時",
-        "場合",
-        "ちゃう",
-        "じゃう",
-        "て居る",
-        "一",
-        "上",
-        "中",
-        "方",
-        "っ",
-        "さん",
-        "君",
-        "ちゃん",
-        "良い",
-        "言う",
-        "思う",
-        "貰う",
-        "呉れる",
-        "下さる",
-        "欲しい",
-        "出来る",
-        "如何",
-        "何故",
-        "どう",
-        "此れ",
-        "其れ",
-        "何処",
-        "いい",
-        # who, in a story: the person, never the situation (あいつ, 俺, こいつ)
-        "此奴",
-        "其奴",
-        "彼奴",
-        "奴",
-        "俺",
-        "僕",
+        "無い", "此の", "其の", "為", "時", "場合", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん",
+        "君", "ちゃん", "下さる", "どう",
+        "此奴", "其奴", "彼奴", "奴", "俺", "僕",
     )
-}
+}  # fmt: skip
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
 # also stands as one shared term, in the evidence and in the query.
 COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件")}

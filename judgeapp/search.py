@@ -79,53 +79,20 @@ def _analysis_version() -> str:
 
 
 _DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
-# Words that carry no meaning in a judge's query (normalized forms, folded): light verbs and nouns, and the
-# question words a judge wraps a query in (〜って何, どうすればいい, 〜できない).
-_QUERY_STOP = {
+# Words that carry no meaning in what a judge types, query or story (normalized forms, folded): light verbs and
+# nouns, auxiliaries, and the question and filler words both share. Search and the situation lookup each add
+# their own (`_QUERY_STOP` below, `lookup.STOP`).
+LIGHT_WORDS = frozenset(
     fold(w)
     for w in (
-        "為る",
-        "居る",
-        "有る",
-        "成る",
-        "仕舞う",
-        "事",
-        "物",
-        "様",
-        "ところ",
-        "れる",
-        "られる",
-        "せる",
-        "させる",
-        "ない",
-        "て",
-        "た",
-        "出来る",
-        "何",
-        "如何",
-        "何処",
-        "何時",
-        "誰",
-        "何故",
-        "良い",
-        "いい",
-        "言う",
-        "思う",
-        "分かる",
-        "知る",
-        "教える",
-        "貰う",
-        "呉れる",
-        "欲しい",
-        "下さい",
-        "ちゃう",
-        "って",
-        "です",
-        "ます",
-        "此れ",
-        "其れ",
-        "彼れ",
+        "為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる",
+        "ない", "て", "た", "出来る", "何", "如何", "何処", "何故", "良い", "いい", "言う", "思う", "貰う",
+        "呉れる", "欲しい", "ちゃう", "此れ", "其れ",
     )
+)  # fmt: skip
+# A query's own: the question words a judge wraps a query in (〜って何, どうすればいい, 〜できない).
+_QUERY_STOP = LIGHT_WORDS | {
+    fold(w) for w in ("何時", "誰", "分かる", "知る", "教える", "下さい", "って", "です", "ます", "彼れ")
 }
 
 # Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
