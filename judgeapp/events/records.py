@@ -489,6 +489,17 @@ def _removed(s: Session, policy: Policy, player_id: int) -> bool:
     return standing(policy, counting_levels(s, player_id)).removed
 
 
+def _note_change(
+    s: Session, policy: Policy, actor: Staff, view: RecordView, before: bool, cause: str
+) -> None:
+    """The head judge's notice when a change to a record (a void, a decision) puts its player out of the
+    tournament or back in, written in the change's transaction."""
+    player = view.penalty.player_id
+    live.note_status(
+        s, actor.event_id, actor, player, before, _removed(s, policy, player), cause, view.penalty.id
+    )
+
+
 def _policy_of(event_id: int) -> Policy | None:
     """The event's policy from the running app (None outside one: then no notice is written)."""
     from flask import current_app, has_app_context
@@ -528,16 +539,7 @@ def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) 
         s.flush()
         audit(s, actor.event_id, actor, "penalty.void", f"penalty:{pid}", reason=why)
         if policy is not None:
-            live.note_status(
-                s,
-                actor.event_id,
-                actor,
-                view.penalty.player_id,
-                before,
-                _removed(s, policy, view.penalty.player_id),
-                "penalty.void",
-                pid,
-            )
+            _note_change(s, policy, actor, view, before, "penalty.void")
         live.announce(s, actor.event_id, "void", record=pid)
         return v
 
@@ -628,16 +630,7 @@ def decide_record(db: Database, policies: Policies, actor: Staff, penalty_id: ob
             level=d["new_level_label"],
             reason=d["reason"],
         )
-        live.note_status(
-            s,
-            actor.event_id,
-            actor,
-            view.penalty.player_id,
-            before,
-            _removed(s, policy, view.penalty.player_id),
-            "appeal.decide",
-            pid,
-        )
+        _note_change(s, policy, actor, view, before, "appeal.decide")
         live.announce(s, actor.event_id, "decision", record=pid)
         return row
 
