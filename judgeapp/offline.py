@@ -143,6 +143,7 @@ def library_pages() -> list[str]:
         "/",
         url_for("rules.search"),
         url_for("wizard.choose"),
+        url_for("wizard.lookup_all"),
         url_for("wizard.training_choose"),
         url_for("wizard.decks"),
         url_for("offline.missing"),

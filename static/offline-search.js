@@ -359,20 +359,38 @@
     var box = document.getElementById("offline-lookup");
     var params = new URLSearchParams(location.search), q = params.get("q") || "";
     if (!box || !q.trim() || !servedOffline()) return;
-    var game = box.getAttribute("data-game");
+    var game = box.getAttribute("data-game"); /* empty: every game, grouped by game (the home page's lookup) */
+    var names = JSON.parse(box.getAttribute("data-games") || "{}");
     var input = document.querySelector("main form.search input[name=q]"); if (input) input.value = q;
     load("situations").then(function (ix) {
-      var res = ix.search(q, game, 8);
+      var res = ix.search(q, game || null, game ? 8 : 24);
       box.textContent = "";
       box.appendChild(el("p", { "class": "meta offline-note" }, "オフラインの結果：「" + res.query + "」に近い状況"));
-      if (!res.hits.length) { box.appendChild(el("p", { "class": "empty" }, "「" + res.query + "」に当たる状況が見つかりませんでした。下の質問から選んでください。")); return; }
-      var ol = el("ol", { "class": "results" });
+      if (!res.hits.length) {
+        box.appendChild(el("p", { "class": "empty" }, "「" + res.query + "」に当たる状況が見つかりませんでした。" +
+          (game ? "下の質問から選んでください。" : "ゲームを選んで、質問から探してください。")));
+        return;
+      }
+      function list(hits) {
+        var ol = el("ol", { "class": "results" });
+        hits.forEach(function (h) {
+          var parts = h.id.split("/"), li = el("li");
+          li.appendChild(el("a", { "class": "title", href: "/wizard/" + parts[0] + "/" + parts[1] }, h.title));
+          var p = el("p", { "class": "snippet" }); p.appendChild(h.snippet); li.appendChild(p); ol.appendChild(li);
+        });
+        return ol;
+      }
+      if (game) { box.appendChild(list(res.hits)); return; }
+      var groups = [], by = {};
       res.hits.forEach(function (h) {
-        var parts = h.id.split("/"), li = el("li");
-        li.appendChild(el("a", { "class": "title", href: "/wizard/" + parts[0] + "/" + parts[1] }, h.title));
-        var p = el("p", { "class": "snippet" }); p.appendChild(h.snippet); li.appendChild(p); ol.appendChild(li);
+        var g = h.id.split("/")[0];
+        if (!by[g]) { by[g] = []; groups.push(g); }
+        if (by[g].length < 3) by[g].push(h);
       });
-      box.appendChild(ol);
+      groups.forEach(function (g) {
+        box.appendChild(el("h2", {}, names[g] || g));
+        box.appendChild(list(by[g]));
+      });
     });
   }
 

@@ -74,7 +74,6 @@ def test_every_section_and_wizard_page_opens_offline(app, client, offline_phone,
                 break
             before = phone.url
             phone.locator("ul.answers a").last.click()
-            phone.wait_for_load_state()
             assert phone.url != before
         inf_id = phone.url.split(f"/wizard/{game}/")[1].split("?")[0]
         assert phone.locator("h1").inner_text() == policy.infractions[inf_id].name
@@ -162,6 +161,18 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     )
     first_lookup = phone.locator("#offline-lookup a.title").first.get_attribute("href")
     assert first_lookup == f"/wizard/lycee/{server_first}"
+    # And the home page's lookup across every game, grouped by game as the server groups it.
+    phone.goto(live_server + "/")
+    phone.fill("input[aria-label='状況で探す（全ゲーム）']", "遅刻")
+    phone.locator("input[aria-label='状況で探す（全ゲーム）'] + button").click()
+    phone.wait_for_selector("#offline-lookup h2")
+    headings = phone.locator("#offline-lookup h2").all_inner_texts()
+    names = {g.name for g in lib.corpus.games.values()}
+    assert headings and set(headings) <= names and len(set(headings)) == len(headings)
+    lycee = lib.corpus.games["lycee"].name
+    if lycee in headings:
+        group = phone.locator("#offline-lookup h2", has_text=lycee).locator("xpath=following-sibling::ol[1]")
+        assert group.locator("a.title").first.get_attribute("href").startswith("/wizard/lycee/")
 
 
 class Switchable:
@@ -280,7 +291,6 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     phone.wait_for_function("!document.getElementById('record-queue')", timeout=30_000)
     assert len(penalties(app)) == 1
     phone.reload()
-    phone.wait_for_load_state()
     phone.wait_for_timeout(500)
     assert len(penalties(app)) == 1
     assert penalties(app)[0].facts == "開始から 7 分後に着席"
@@ -470,11 +480,9 @@ def test_training_runs_offline(app, offline_phone, live_server, tmp_path):
     for _i, sid in enumerate(run):
         assert phone.locator("h1.situation").inner_text() == scenarios[sid].situation
         phone.click(f"ul.answers a >> text={first_choice[1]}")
-        phone.wait_for_load_state()
         right = expected(policy, scenarios[sid]) == first_choice[0]
         assert phone.locator("p.result").inner_text() == ("正解" if right else "不正解")
         phone.locator("main a.button").click()
-        phone.wait_for_load_state()
     score = sum(1 for sid in run if expected(policy, scenarios[sid]) == first_choice[0])
     assert phone.locator("h1").inner_text() == f"{len(run)} 問中 {score} 問正解"
     assert phone.locator("#offline-banner").is_visible()

@@ -96,7 +96,9 @@ def lookup_all():
     lib = current_library()
     q = request.args.get("q", "").strip()
     found = lib.lookup.search_all(q) if q else None
-    return render_template("wizard/lookup.html", q=q, found=found, games=lib.corpus.games)
+    games = lib.corpus.games
+    names = {g: game.name for g, game in games.items()}  # for the lookup offline, grouped as here
+    return render_template("wizard/lookup.html", q=q, found=found, games=games, game_names=names)
 
 
 @bp.get("/wizard/<game>")
