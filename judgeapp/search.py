@@ -52,6 +52,7 @@ from .textnorm import (
     spelled_letters,
     squash,
     squash_map,
+    to_hiragana,
     to_katakana,
 )
 from .yamlload import load_yaml
@@ -63,7 +64,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "8"
+ANALYZER_VERSION = "9"
 
 
 def _analysis_version() -> str:
@@ -94,9 +95,24 @@ LIGHT_WORDS = frozenset(
 _QUERY_STOP = LIGHT_WORDS | {
     fold(w) for w in ("何時", "誰", "分かる", "知る", "教える", "下さい", "って", "です", "ます", "彼れ")
 }
+# Question words typed in kana, as SudachiPy normalizes them (どこ, not 何処).
+_KANA_QUESTION = {
+    fold(w) for w in ("どう", "どれ", "どっち", "どちら", "どこ", "いつ", "どんな", "どの", "どういう")
+}
+_QUERY_STOP |= _KANA_QUESTION | {
+    # the formal noun こと, and the courtesy and filler words a judge opens with (すみません, ちょっと, えっと)
+    fold(w)
+    for w in ("こと", "幾つ", "すむ", "一寸", "あの", "えっと", "エート", "願う", "質問")
+}
 
 # Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
-_QUESTION = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")}
+_QUESTION = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")} | _KANA_QUESTION
+# A question at the end of a run of kana, as typed: a particle, then a question word (〜ってどうなるの, 〜とはなに).
+_KANA_QUESTION_TAIL = re.compile(
+    "(?:って|とは|は|のは|ってさ)(?:なに|なん|どう|どれ|どっち|どちら|どこ|いつ|だれ|いくつ|なぜ)[ぁ-んー]*$"
+)
+# What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
+_CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
 
 _space = SpaceSeparatedTokenizer()
 
@@ -132,7 +148,7 @@ SCHEMA = Schema(
     text=STORED,
 )
 
-FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
+FIELD_BOOST = {"title": 2.0, "words": 1.0, "reading": 0.8, "grams": 0.5}
 # How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
 WEIGHT = {
     "number": 60.0,  # the section number, however written
@@ -331,12 +347,27 @@ def number_terms(numbers: Iterable[str]) -> list[str]:
     return [t for t in dict.fromkeys(out) if t]
 
 
+# A written section number that says it is one (第/章/節, a letter or a separator between its parts: 6b3, ch10,
+# 7-1), so that it is read as a number at the start of a longer query part (6b3って何, 第11章のペナルティ);
+# a plain 5 there is a count (5枚), not a section.
+_MARKED_NUMBER = re.compile(r"[第章節]|\d\s*[a-zⅰ-ⅿⅠ-Ⅿ]|[a-z]\s*\d|\d\s*[-‐.・]\s*\d|\d[①-⑳]", re.IGNORECASE)
+
+
 def query_number_terms(text: str) -> list[str]:
-    """What a query may be as a section number (the same forms as `number_terms`); [] for a long query."""
-    if len(squash(text)) > 16:
-        return []
+    """What a query may be as a section number (the same forms as `number_terms`); [] for a long query.
+    A part of the query that begins with a marked number (`_MARKED_NUMBER`) gives that number too."""
     raw = squash(text) if any(ch.isdigit() for ch in squash(text)) else ""  # art3; not a plain word
-    return [t for t in dict.fromkeys([*section_number_keys(text), raw]) if t]
+    keys = section_number_keys(text) if len(squash(text)) <= 16 else []
+    if not keys:
+        for chunk in _CHUNK_BREAK.split(text):
+            for end in range(min(len(chunk), 12), 1, -1):  # its longest such start
+                head = chunk[:end]
+                if _MARKED_NUMBER.search(head) and (found := section_number_keys(head)):
+                    keys.extend(found)
+                    break
+    if raw and len(squash(text)) <= 16:
+        keys.append(raw)
+    return list(dict.fromkeys(keys))
 
 
 def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
@@ -397,11 +428,20 @@ def _without_question_tail(chunk: str, words: list[Word]) -> str:
         if at < 0:
             return chunk
         pos = at + len(w.surface)
-        if w.forms[0] in _QUESTION:
+        if w.forms[0] in _KANA_QUESTION and at == end:
+            # a question word in kana right after a word, with no particle between, may be part of it
+            # (でんどう is 殿堂, not でん + どう)
+            end, tail = pos, False
+        elif w.forms[0] in _QUESTION:
             tail = True
         elif w.forms[0] not in _QUERY_STOP:
             end, tail = pos, False
-    return chunk[:end] if tail and end else chunk
+    if tail and end:
+        return chunk[:end]
+    # SudachiPy may read no word in a run of kana (しーるどってどうなるの): a particle and a question word
+    # end it as typed
+    m = _KANA_QUESTION_TAIL.search(to_hiragana(chunk))
+    return chunk[: m.start()] if m and m.start() >= 2 else chunk
 
 
 # Words of a title that name no topic: how headings are worded (〜に関して, 〜について, 〜による, 〜の皆さんへ).
@@ -420,6 +460,12 @@ def kanji_stem(surface: str) -> str:
     and inflection (繰り下がる, 繰り下げ, 繰下げ → 繰下; 間違えて, 間違い → 間違)."""
     stem = "".join(_KANJI_RE.findall(surface))
     return stem if len(stem) >= 2 else ""
+
+
+def word_stem(w: Word) -> str:
+    """A word's kanji family (`kanji_stem`): of its surface, or, when it is written in kana, of its
+    dictionary's normalized form (まちがえて → 間違える → 間違)."""
+    return kanji_stem(w.surface) or kanji_stem(w.forms[0])
 
 
 def title_topic(words: list[Word]) -> str:
@@ -490,7 +536,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "doc": d.doc,
         "number": " ".join(number_terms(d.numbers)),
         "syn": Counter(g for t in body + title for g in t[3]),
-        "kanji": _counts(k for w in body_words + title_words if (k := kanji_stem(w.surface))),
+        "kanji": _counts(k for w in body_words + title_words if (k := word_stem(w))),
         "pairs": _counts(word_pairs(body_words) + word_pairs(title_words)),
         "title": Counter(f for t in title for f in t[1]),
         "words": Counter(f for t in body for f in t[1]),
@@ -1309,7 +1355,7 @@ class SearchIndex:
         """`analyse`, and SudachiPy's words of the whole text when the text is one chunk (None otherwise),
         so that the word pairs need not cut it again."""
         out: list[QueryWord] = []
-        chunks = text.split()
+        chunks = [c for c in _CHUNK_BREAK.split(text) if c]
         whole_text = None
         for chunk in chunks:
             analysed = self.analyzer.words(chunk)
@@ -1322,6 +1368,8 @@ class SearchIndex:
             words = [
                 x for w in analysed if w.forms[0] not in _QUERY_STOP for x in self._without_question_word(w)
             ]
+            if is_kana(chunk) and analysed and not words:
+                continue  # only light, question or courtesy words (すみません, なに)
             if is_kana(chunk):
                 k = fold(to_katakana(chunk))
                 whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
@@ -1417,7 +1465,7 @@ class SearchIndex:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
-        stem = kanji_stem(w.surface)
+        stem = word_stem(w)
         if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
             # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
             alts.append(Q.Term("kanji", stem, boost=WEIGHT["fuzzy"]))
