@@ -165,6 +165,7 @@ WEIGHT = {
     "characters": 1.0,  # a word the corpus does not have, by its character pairs (all of them)
     "grams": 0.4,  # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05,  # some character pairs
+    "container": 0.5,  # a section with no text of its own, only subsections: its score times this
 }
 
 
@@ -304,6 +305,11 @@ class Analyzer:
                                     out.append(w)
                             before = (surface, kind)
         return out
+
+    def particle_starts(self, text: str) -> set[int]:
+        """Where SudachiPy reads a particle or an auxiliary beginning in a short text (offsets into it)."""
+        with self._lock:
+            return {m.begin() for m in self._tokenizer.tokenize(text[:4000]) if self._pos_kind(m)[3]}
 
     def _word(self, m: Morpheme, aux: bool = False) -> Word:
         surface = m.surface()
@@ -1294,6 +1300,10 @@ class SearchIndex:
         self._evaluator = _Evaluator(self.ix)
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
+        # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
+        self._section_weight = np.array(
+            [1.0 if f["text"].strip() else WEIGHT["container"] for f in self._evaluator.stored]
+        )
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -1342,6 +1352,7 @@ class SearchIndex:
         self._skeletons = maps["skeletons"]
         self._skeleton_deletes = maps["deletes"]
         self._max_skeleton = max((len(k) for k in self._skeletons), default=1)
+        self._sorted_skeletons = sorted(self._skeletons)
         self._latin = maps["latin"]
         self._letters = maps["letters"]
 
@@ -1417,6 +1428,13 @@ class SearchIndex:
             if len(self._sorted_readings[i]) >= len(k) + 2:
                 out.append(self._sorted_readings[i])
             i += 1
+        sk = kana_skeleton(k)
+        if not out and len(sk) >= 3:  # clipped and loosely spelt (トナメ: トーナメント, the ー dropped)
+            i = bisect.bisect_left(self._sorted_skeletons, sk)
+            while i < len(self._sorted_skeletons) and self._sorted_skeletons[i].startswith(sk):
+                if len(self._sorted_skeletons[i]) >= len(sk) + 2:
+                    out.extend(self._skeletons[self._sorted_skeletons[i]])
+                i += 1
         return out if len(out) <= 3 else []
 
     def _latin_names(self, k: str) -> list[str]:
@@ -1579,6 +1597,8 @@ class SearchIndex:
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
                     if _inside_katakana_word(text, where[i], where[j - 1]):
                         continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
+                    if self._starts_with_particle(text, where[i], where[j - 1]):
+                        continue  # a key typed in hiragana that begins with a particle (ばい in すればいい)
                     found.append(e)
         qws = words if words is not None else self.analyse(text)
         lemmas = [qw.word.forms[0] for qw in qws]
@@ -1605,6 +1625,13 @@ class SearchIndex:
             spoken = to_katakana(s)
             found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
         return list(dict.fromkeys(found))
+
+    def _starts_with_particle(self, text: str, a: int, b: int) -> bool:
+        """Whether text[a : b + 1], all hiragana, begins with a particle or an auxiliary as SudachiPy reads
+        the text: then it is the end of a phrase, not a judge's word (ばい in すればいい)."""
+        if not all("\u3041" <= ch <= "\u309f" for ch in text[a : b + 1]):
+            return False
+        return a in self.analyzer.particle_starts(text)
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
         """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
@@ -1734,6 +1761,7 @@ class SearchIndex:
         if game:
             q = Q.Require(q, Q.Term("game", game))
         ids, scores = ev.run(q)
+        scores = scores * self._section_weight[ids]
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
