@@ -52,7 +52,6 @@ from .textnorm import (
     spelled_letters,
     squash,
     squash_map,
-    to_hiragana,
     to_katakana,
 )
 from .yamlload import load_yaml
@@ -107,9 +106,14 @@ _QUERY_STOP |= _KANA_QUESTION | {
 
 # Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
 _QUESTION = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")} | _KANA_QUESTION
-# A question at the end of a run of kana, as typed: a particle, then a question word (〜ってどうなるの, 〜とはなに).
-_KANA_QUESTION_TAIL = re.compile(
-    "(?:って|とは|は|のは|ってさ)(?:なに|なん|どう|どれ|どっち|どちら|どこ|いつ|だれ|いくつ|なぜ)[ぁ-んー]*$"
+# A run of kana that a question ends, as typed: a particle and a question word (〜ってどうなるの, 〜はなに), or
+# 何 (and 誰) with what follows (〜って何, 〜何個): the run is a word of its own, the question is not.
+_KANA_QUESTION_TAIL = (
+    re.compile(
+        "^([ぁ-んァ-ヶー]{2,})((?:って|は|のは)"
+        "(?:(?:なに|なん|どう|どれ|どっち|どちら|どこ|いつ|だれ|いくつ|なぜ)[ぁ-んー]*|[何誰].{0,6}))$"
+    ),
+    re.compile("^([ぁ-んァ-ヶー]{2,})([何誰].{0,6})$"),
 )
 # What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
 _CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
@@ -442,12 +446,7 @@ def _without_question_tail(chunk: str, words: list[Word]) -> str:
             tail = True
         elif w.forms[0] not in _QUERY_STOP:
             end, tail = pos, False
-    if tail and end:
-        return chunk[:end]
-    # SudachiPy may read no word in a run of kana (しーるどってどうなるの): a particle and a question word
-    # end it as typed
-    m = _KANA_QUESTION_TAIL.search(to_hiragana(chunk))
-    return chunk[: m.start()] if m and m.start() >= 2 else chunk
+    return chunk[:end] if tail and end else chunk
 
 
 # Words of a title that name no topic: how headings are worded (〜に関して, 〜について, 〜による, 〜の皆さんへ).
@@ -1362,11 +1361,18 @@ class SearchIndex:
         """The query's content words, analysed once (a run of kana is also kept whole)."""
         return self._analyse(text)[0]
 
-    def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None]:
-        """`analyse`, and SudachiPy's words of the whole text when the text is one chunk (None otherwise),
-        so that the word pairs need not cut it again."""
+    def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None, str]:
+        """`analyse`, SudachiPy's words of the whole text when the text is one chunk (None otherwise), so
+        that the word pairs need not cut it again, and the parts of the text that hold the query's words
+        (without the question and courtesy parts: their character pairs are no part of an answer)."""
         out: list[QueryWord] = []
-        chunks = [c for c in _CHUNK_BREAK.split(text) if c]
+        content: list[str] = []
+        chunks = []
+        for c in _CHUNK_BREAK.split(text):
+            # SudachiPy may read a run of kana wrongly (しーるど|って, ありすそふ|と|は): the question it ends
+            # with, as typed, is cut from it first
+            m = _KANA_QUESTION_TAIL[0].match(c) or _KANA_QUESTION_TAIL[1].match(c)
+            chunks.extend(m.groups() if m else [c] if c else [])
         whole_text = None
         for chunk in chunks:
             analysed = self.analyzer.words(chunk)
@@ -1381,6 +1387,8 @@ class SearchIndex:
             ]
             if is_kana(chunk) and analysed and not words:
                 continue  # only light, question or courtesy words (すみません, なに)
+            if words or is_kana(chunk):
+                content.append(chunk)
             if is_kana(chunk):
                 k = fold(to_katakana(chunk))
                 whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
@@ -1388,7 +1396,7 @@ class SearchIndex:
                 out.append(QueryWord(whole, kana=True, chunk=chunk))
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
-        return out[:24], whole_text
+        return out[:24], whole_text, " ".join(content)
 
     def _without_question_word(self, w: Word) -> list[Word]:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
@@ -1674,9 +1682,10 @@ class SearchIndex:
         judges' words in it; the query's character pairs (all, and some). A section that has every word
         scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
         """
-        whole = None
+        whole, content = None, text
         if words is None:
-            words, whole = self._analyse(text)
+            words, whole, content = self._analyse(text)
+            content = content or text
         signals: list[Q.Query] = []
         keys = query_number_terms(text)
         if keys:  # once, however many of its forms the section has
@@ -1716,8 +1725,8 @@ class SearchIndex:
             pairs = []
         if pairs:
             signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
-        grams = list(dict.fromkeys(_bigrams(text)))[:32]
-        if len(squash(text)) >= 2 and grams:
+        grams = list(dict.fromkeys(_bigrams(content)))[:32]
+        if len(squash(content)) >= 2 and grams:
             signals.append(_weighted(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))
         if not signals:
             return None
