@@ -162,6 +162,7 @@ WEIGHT = {
     "most": 0.5,  # all words but one (queries of 3 to 5 words): one noise word does not sink a section
     "segments": 0.8,  # a run of kana read as several of the corpus's readings
     "any": 1.0,  # each word found
+    "coord": 1.5,  # each word found, whatever its score (a section with more of the words ranks higher)
     "synonym": 0.35,  # a word of the same SudachiPy synonym group
     "fuzzy": 0.5,  # a katakana word within one edit, a Latin name from its kana reading
     "phrase": 1.0,  # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
@@ -1708,6 +1709,8 @@ class SearchIndex:
                 for qw in words
             ]
             signals.append(_weighted(Q.Or(each), WEIGHT["any"]))
+            if len(each) > 1:  # each word found counts the same (coordination), whatever its score
+                signals.append(Q.Or([Q.ConstantScoreQuery(x, WEIGHT["coord"]) for x in each]))
             in_title = Q.And([self._title_query(qw) for qw in words])
             signals.append(_weighted(in_title, WEIGHT["title"]))
             topic = title_topic([qw.word for qw in words])
