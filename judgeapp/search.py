@@ -1620,6 +1620,11 @@ class SearchIndex:
                     if a >= 0 and b >= a and _inside_katakana_word(text, a, b):
                         continue  # フロア in フロアルール: a part of a katakana compound
                     found.append(e)
+        # A run of hiragana read whole: the words SudachiPy reads in it, by dictionary form (なげた: 投げる).
+        for qw in qws:
+            if qw.chunk and all("\u3041" <= ch <= "\u309f" for ch in qw.chunk):
+                for p in qw.word.parts:
+                    found += [e for kl, e in self._synonym_by_lemma.get(p, ()) if len(kl) == 1]
         # Latin words typed for a katakana term (game loss for ゲームロス): their katakana forms joined.
         run: list[str] = []
         for qw in [*qws, None]:
