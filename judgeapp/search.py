@@ -371,6 +371,8 @@ def query_number_terms(text: str) -> list[str]:
     keys = section_number_keys(text) if len(squash(text)) <= 16 else []
     if not keys:
         for chunk in _CHUNK_BREAK.split(text):
+            if not _MARKED_NUMBER.search(chunk[:12]):
+                continue
             for end in range(min(len(chunk), 12), 1, -1):  # its longest such start
                 head = chunk[:end]
                 if _MARKED_NUMBER.search(head) and (found := section_number_keys(head)):
