@@ -115,6 +115,8 @@ _KANA_QUESTION_TAIL = (
     ),
     re.compile("^([ぁ-んァ-ヶー]{2,})([何誰].{0,6})$"),
 )
+# A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
+_KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
 # What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
 _CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
 
@@ -1375,7 +1377,11 @@ class SearchIndex:
             # SudachiPy may read a run of kana wrongly (しーるど|って, ありすそふ|と|は): the question it ends
             # with, as typed, is cut from it first
             m = _KANA_QUESTION_TAIL[0].match(c) or _KANA_QUESTION_TAIL[1].match(c)
-            chunks.extend(m.groups() if m else [c] if c else [])
+            for part in m.groups() if m else [c] if c else []:
+                # a katakana word with hiragana after it (スコアキーパいないと): two parts, so that the
+                # katakana word is matched, spelling and all, as a word of its own
+                k = _KATAKANA_THEN_HIRAGANA.match(part)
+                chunks.extend(k.groups() if k else [part])
         whole_text = None
         for chunk in chunks:
             analysed = self.analyzer.words(chunk)

