@@ -1598,6 +1598,7 @@ class SearchIndex:
         dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
         s, where = squash_map(text)
         found: list[int] = []
+        particles: set[int] | None = None  # where SudachiPy reads a particle (looked up once, when needed)
         for i, ch in enumerate(s):
             for length in self._key_lengths.get(ch, ()):
                 j = i + length
@@ -1614,8 +1615,11 @@ class SearchIndex:
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
                     if _inside_katakana_word(text, where[i], where[j - 1]):
                         continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
-                    if self._starts_with_particle(text, where[i], where[j - 1]):
-                        continue  # a key typed in hiragana that begins with a particle (ばい in すればいい)
+                    if all("\u3041" <= c <= "\u309f" for c in text[where[i] : where[j - 1] + 1]):
+                        if particles is None:
+                            particles = self.analyzer.particle_starts(text)
+                        if where[i] in particles:
+                            continue  # a key typed in hiragana that begins with a particle (ばい in すればいい)
                     found.append(e)
         qws = words if words is not None else self.analyse(text)
         lemmas = [qw.word.forms[0] for qw in qws]
@@ -1647,13 +1651,6 @@ class SearchIndex:
             spoken = to_katakana(s)
             found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
         return list(dict.fromkeys(found))
-
-    def _starts_with_particle(self, text: str, a: int, b: int) -> bool:
-        """Whether text[a : b + 1], all hiragana, begins with a particle or an auxiliary as SudachiPy reads
-        the text: then it is the end of a phrase, not a judge's word (ばい in すればいい)."""
-        if not all("\u3041" <= ch <= "\u309f" for ch in text[a : b + 1]):
-            return False
-        return a in self.analyzer.particle_starts(text)
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
         """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
