@@ -86,14 +86,6 @@ def to_katakana(text: str) -> str:
     )
 
 
-def to_hiragana(text: str) -> str:
-    """Katakana to hiragana after NFKC (the reverse of `to_katakana`)."""
-    return "".join(
-        chr(ord(ch) - _KATA_OFFSET) if _HIRA_START <= ord(ch) - _KATA_OFFSET <= _HIRA_END else ch
-        for ch in unicodedata.normalize("NFKC", text)
-    )
-
-
 # --- spelling tolerance ------------------------------------------------------------------------------------
 
 _SMALL_KANA = str.maketrans("ァィゥェォャュョヮヵヶ", "アイウエオヤユヨワカケ")
