@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "8"
+ANALYZER_VERSION = "9"
 
 
 def _analysis_version() -> str:
@@ -94,9 +94,31 @@ LIGHT_WORDS = frozenset(
 _QUERY_STOP = LIGHT_WORDS | {
     fold(w) for w in ("何時", "誰", "分かる", "知る", "教える", "下さい", "って", "です", "ます", "彼れ")
 }
+# Question words typed in kana, as SudachiPy normalizes them (どこ, not 何処).
+_KANA_QUESTION = {
+    fold(w) for w in ("どう", "どれ", "どっち", "どちら", "どこ", "いつ", "どんな", "どの", "どういう")
+}
+_QUERY_STOP |= _KANA_QUESTION | {
+    # the formal noun こと, and the courtesy and filler words a judge opens with (すみません, ちょっと, えっと)
+    fold(w)
+    for w in ("こと", "幾つ", "すむ", "一寸", "あの", "えっと", "エート", "願う", "質問")
+}
 
 # Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
-_QUESTION = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")}
+_QUESTION = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")} | _KANA_QUESTION
+# A run of kana that a question ends, as typed: a particle and a question word (〜ってどうなるの, 〜はなに), or
+# 何 (and 誰) with what follows (〜って何, 〜何個): the run is a word of its own, the question is not.
+_KANA_QUESTION_TAIL = (
+    re.compile(
+        "^([ぁ-んァ-ヶー]{2,})((?:って|は|のは)"
+        "(?:(?:なに|なん|どう|どれ|どっち|どちら|どこ|いつ|だれ|いくつ|なぜ)[ぁ-んー]*|[何誰].{0,6}))$"
+    ),
+    re.compile("^([ぁ-んァ-ヶー]{2,})([何誰].{0,6})$"),
+)
+# A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
+_KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
+# What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
+_CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
 
 _space = SpaceSeparatedTokenizer()
 
@@ -132,7 +154,7 @@ SCHEMA = Schema(
     text=STORED,
 )
 
-FIELD_BOOST = {"title": 2.5, "words": 1.0, "reading": 0.8, "grams": 0.5}
+FIELD_BOOST = {"title": 2.0, "words": 1.0, "reading": 0.8, "grams": 0.5}
 # How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
 WEIGHT = {
     "number": 60.0,  # the section number, however written
@@ -142,6 +164,7 @@ WEIGHT = {
     "most": 0.5,  # all words but one (queries of 3 to 5 words): one noise word does not sink a section
     "segments": 0.8,  # a run of kana read as several of the corpus's readings
     "any": 1.0,  # each word found
+    "coord": 1.5,  # each word found, whatever its score (a section with more of the words ranks higher)
     "synonym": 0.35,  # a word of the same SudachiPy synonym group
     "fuzzy": 0.5,  # a katakana word within one edit, a Latin name from its kana reading
     "phrase": 1.0,  # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
@@ -149,6 +172,7 @@ WEIGHT = {
     "characters": 1.0,  # a word the corpus does not have, by its character pairs (all of them)
     "grams": 0.4,  # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05,  # some character pairs
+    "container": 0.5,  # a section with no text of its own, only subsections: its score times this
 }
 
 
@@ -289,6 +313,11 @@ class Analyzer:
                             before = (surface, kind)
         return out
 
+    def particle_starts(self, text: str) -> set[int]:
+        """Where SudachiPy reads a particle or an auxiliary beginning in a short text (offsets into it)."""
+        with self._lock:
+            return {m.begin() for m in self._tokenizer.tokenize(text[:4000]) if self._pos_kind(m)[3]}
+
     def _word(self, m: Morpheme, aux: bool = False) -> Word:
         surface = m.surface()
         forms = dict.fromkeys(
@@ -331,12 +360,29 @@ def number_terms(numbers: Iterable[str]) -> list[str]:
     return [t for t in dict.fromkeys(out) if t]
 
 
+# A written section number that says it is one (第/章/節, a letter or a separator between its parts: 6b3, ch10,
+# 7-1), so that it is read as a number at the start of a longer query part (6b3って何, 第11章のペナルティ);
+# a plain 5 there is a count (5枚), not a section.
+_MARKED_NUMBER = re.compile(r"[第章節]|\d\s*[a-zⅰ-ⅿⅠ-Ⅿ]|[a-z]\s*\d|\d\s*[-‐.・]\s*\d|\d[①-⑳]", re.IGNORECASE)
+
+
 def query_number_terms(text: str) -> list[str]:
-    """What a query may be as a section number (the same forms as `number_terms`); [] for a long query."""
-    if len(squash(text)) > 16:
-        return []
+    """What a query may be as a section number (the same forms as `number_terms`); [] for a long query.
+    A part of the query that begins with a marked number (`_MARKED_NUMBER`) gives that number too."""
     raw = squash(text) if any(ch.isdigit() for ch in squash(text)) else ""  # art3; not a plain word
-    return [t for t in dict.fromkeys([*section_number_keys(text), raw]) if t]
+    keys = section_number_keys(text) if len(squash(text)) <= 16 else []
+    if not keys:
+        for chunk in _CHUNK_BREAK.split(text):
+            if not _MARKED_NUMBER.search(chunk[:12]):
+                continue
+            for end in range(min(len(chunk), 12), 1, -1):  # its longest such start
+                head = chunk[:end]
+                if _MARKED_NUMBER.search(head) and (found := section_number_keys(head)):
+                    keys.extend(found)
+                    break
+    if raw and len(squash(text)) <= 16:
+        keys.append(raw)
+    return list(dict.fromkeys(keys))
 
 
 def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
@@ -397,7 +443,11 @@ def _without_question_tail(chunk: str, words: list[Word]) -> str:
         if at < 0:
             return chunk
         pos = at + len(w.surface)
-        if w.forms[0] in _QUESTION:
+        if w.forms[0] in _KANA_QUESTION and at == end:
+            # a question word in kana right after a word, with no particle between, may be part of it
+            # (でんどう is 殿堂, not でん + どう)
+            end, tail = pos, False
+        elif w.forms[0] in _QUESTION:
             tail = True
         elif w.forms[0] not in _QUERY_STOP:
             end, tail = pos, False
@@ -420,6 +470,12 @@ def kanji_stem(surface: str) -> str:
     and inflection (繰り下がる, 繰り下げ, 繰下げ → 繰下; 間違えて, 間違い → 間違)."""
     stem = "".join(_KANJI_RE.findall(surface))
     return stem if len(stem) >= 2 else ""
+
+
+def word_stem(w: Word) -> str:
+    """A word's kanji family (`kanji_stem`): of its surface, or, when it is written in kana, of its
+    dictionary's normalized form (まちがえて → 間違える → 間違)."""
+    return kanji_stem(w.surface) or kanji_stem(w.forms[0])
 
 
 def title_topic(words: list[Word]) -> str:
@@ -490,7 +546,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "doc": d.doc,
         "number": " ".join(number_terms(d.numbers)),
         "syn": Counter(g for t in body + title for g in t[3]),
-        "kanji": _counts(k for w in body_words + title_words if (k := kanji_stem(w.surface))),
+        "kanji": _counts(k for w in body_words + title_words if (k := word_stem(w))),
         "pairs": _counts(word_pairs(body_words) + word_pairs(title_words)),
         "title": Counter(f for t in title for f in t[1]),
         "words": Counter(f for t in body for f in t[1]),
@@ -1248,6 +1304,10 @@ class SearchIndex:
         self._evaluator = _Evaluator(self.ix)
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
+        # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
+        self._section_weight = np.array(
+            [1.0 if f["text"].strip() else WEIGHT["container"] for f in self._evaluator.stored]
+        )
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -1296,6 +1356,7 @@ class SearchIndex:
         self._skeletons = maps["skeletons"]
         self._skeleton_deletes = maps["deletes"]
         self._max_skeleton = max((len(k) for k in self._skeletons), default=1)
+        self._sorted_skeletons = sorted(self._skeletons)
         self._latin = maps["latin"]
         self._letters = maps["letters"]
 
@@ -1305,11 +1366,22 @@ class SearchIndex:
         """The query's content words, analysed once (a run of kana is also kept whole)."""
         return self._analyse(text)[0]
 
-    def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None]:
-        """`analyse`, and SudachiPy's words of the whole text when the text is one chunk (None otherwise),
-        so that the word pairs need not cut it again."""
+    def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None, str]:
+        """`analyse`, SudachiPy's words of the whole text when the text is one chunk (None otherwise), so
+        that the word pairs need not cut it again, and the parts of the text that hold the query's words
+        (without the question and courtesy parts: their character pairs are no part of an answer)."""
         out: list[QueryWord] = []
-        chunks = text.split()
+        content: list[str] = []
+        chunks = []
+        for c in _CHUNK_BREAK.split(text):
+            # SudachiPy may read a run of kana wrongly (しーるど|って, ありすそふ|と|は): the question it ends
+            # with, as typed, is cut from it first
+            m = _KANA_QUESTION_TAIL[0].match(c) or _KANA_QUESTION_TAIL[1].match(c)
+            for part in m.groups() if m else [c] if c else []:
+                # a katakana word with hiragana after it (スコアキーパいないと): two parts, so that the
+                # katakana word is matched, spelling and all, as a word of its own
+                k = _KATAKANA_THEN_HIRAGANA.match(part)
+                chunks.extend(k.groups() if k else [part])
         whole_text = None
         for chunk in chunks:
             analysed = self.analyzer.words(chunk)
@@ -1322,6 +1394,10 @@ class SearchIndex:
             words = [
                 x for w in analysed if w.forms[0] not in _QUERY_STOP for x in self._without_question_word(w)
             ]
+            if is_kana(chunk) and analysed and not words:
+                continue  # only light, question or courtesy words (すみません, なに)
+            if words or is_kana(chunk):
+                content.append(chunk)
             if is_kana(chunk):
                 k = fold(to_katakana(chunk))
                 whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
@@ -1329,7 +1405,7 @@ class SearchIndex:
                 out.append(QueryWord(whole, kana=True, chunk=chunk))
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
-        return out[:24], whole_text
+        return out[:24], whole_text, " ".join(content)
 
     def _without_question_word(self, w: Word) -> list[Word]:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
@@ -1369,6 +1445,13 @@ class SearchIndex:
             if len(self._sorted_readings[i]) >= len(k) + 2:
                 out.append(self._sorted_readings[i])
             i += 1
+        sk = kana_skeleton(k)
+        if not out and len(sk) >= 3:  # clipped and loosely spelt (トナメ: トーナメント, the ー dropped)
+            i = bisect.bisect_left(self._sorted_skeletons, sk)
+            while i < len(self._sorted_skeletons) and self._sorted_skeletons[i].startswith(sk):
+                if len(self._sorted_skeletons[i]) >= len(sk) + 2:
+                    out.extend(self._skeletons[self._sorted_skeletons[i]])
+                i += 1
         return out if len(out) <= 3 else []
 
     def _latin_names(self, k: str) -> list[str]:
@@ -1417,7 +1500,7 @@ class SearchIndex:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
-        stem = kanji_stem(w.surface)
+        stem = word_stem(w)
         if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
             # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
             alts.append(Q.Term("kanji", stem, boost=WEIGHT["fuzzy"]))
@@ -1515,6 +1598,7 @@ class SearchIndex:
         dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
         s, where = squash_map(text)
         found: list[int] = []
+        particles: set[int] | None = None  # where SudachiPy reads a particle (looked up once, when needed)
         for i, ch in enumerate(s):
             for length in self._key_lengths.get(ch, ()):
                 j = i + length
@@ -1531,6 +1615,11 @@ class SearchIndex:
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
                     if _inside_katakana_word(text, where[i], where[j - 1]):
                         continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
+                    if all("\u3041" <= c <= "\u309f" for c in text[where[i] : where[j - 1] + 1]):
+                        if particles is None:
+                            particles = self.analyzer.particle_starts(text)
+                        if where[i] in particles:
+                            continue  # a key typed in hiragana that begins with a particle (ばい in すればいい)
                     found.append(e)
         qws = words if words is not None else self.analyse(text)
         lemmas = [qw.word.forms[0] for qw in qws]
@@ -1543,6 +1632,11 @@ class SearchIndex:
                     if a >= 0 and b >= a and _inside_katakana_word(text, a, b):
                         continue  # フロア in フロアルール: a part of a katakana compound
                     found.append(e)
+        # A run of hiragana read whole: the words SudachiPy reads in it, by dictionary form (なげた: 投げる).
+        for qw in qws:
+            if qw.chunk and all("\u3041" <= ch <= "\u309f" for ch in qw.chunk):
+                for p in qw.word.parts:
+                    found += [e for kl, e in self._synonym_by_lemma.get(p, ()) if len(kl) == 1]
         # Latin words typed for a katakana term (game loss for ゲームロス): their katakana forms joined.
         run: list[str] = []
         for qw in [*qws, None]:
@@ -1599,9 +1693,10 @@ class SearchIndex:
         judges' words in it; the query's character pairs (all, and some). A section that has every word
         scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
         """
-        whole = None
+        whole, content = None, text
         if words is None:
-            words, whole = self._analyse(text)
+            words, whole, content = self._analyse(text)
+            content = content or text
         signals: list[Q.Query] = []
         keys = query_number_terms(text)
         if keys:  # once, however many of its forms the section has
@@ -1624,6 +1719,8 @@ class SearchIndex:
                 for qw in words
             ]
             signals.append(_weighted(Q.Or(each), WEIGHT["any"]))
+            if len(each) > 1:  # each word found counts the same (coordination), whatever its score
+                signals.append(Q.Or([Q.ConstantScoreQuery(x, WEIGHT["coord"]) for x in each]))
             in_title = Q.And([self._title_query(qw) for qw in words])
             signals.append(_weighted(in_title, WEIGHT["title"]))
             topic = title_topic([qw.word for qw in words])
@@ -1641,8 +1738,8 @@ class SearchIndex:
             pairs = []
         if pairs:
             signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
-        grams = list(dict.fromkeys(_bigrams(text)))[:32]
-        if len(squash(text)) >= 2 and grams:
+        grams = list(dict.fromkeys(_bigrams(content)))[:32]
+        if len(squash(content)) >= 2 and grams:
             signals.append(_weighted(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))
         if not signals:
             return None
@@ -1686,6 +1783,7 @@ class SearchIndex:
         if game:
             q = Q.Require(q, Q.Term("game", game))
         ids, scores = ev.run(q)
+        scores = scores * self._section_weight[ids]
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1

@@ -1,6 +1,6 @@
 """Search quality on data tables, each with the sections that must come back.
 
-- tests/cases/search_queries.yaml, our judges' query table: top 5 for ≥98%, first for ≥88% (it stood at
+- tests/cases/search_queries.yaml, our judges' query table: top 5 for ≥99%, first for ≥92% (it stood at
   98.5% / 88.5% before issue 10 and must not drop);
 - tests/cases/search_unseen_tune.yaml and search_unseen_report.yaml: queries written from the source texts
   only by someone who never saw our code or data (issue 10 point 5), and search_unseen_tune2.yaml, a second
@@ -10,9 +10,9 @@
 - tests/cases/search_unseen_tune3.yaml and search_unseen_check3.yaml: a third table written from the texts
   only, split the same way: tune3 is tuned on, check3 is a reporting half (figures only, never its rows);
 - tests/cases/search_unseen_tune4.yaml and search_unseen_check4.yaml: a fourth table, by a fourth writer, split
-  the same way: tune4 is tuned on, check4 is a reporting half;
+  the same way: tune4 is a tuning half (held out, not tuned on, in the quality pass), check4 a reporting half;
 - tests/cases/search_spelling.yaml: loose spellings (katakana within one edit, Latin names typed in kana,
-  section numbers written another way): every row in the top 5, the first for ≥90%.
+  section numbers written another way): every row in the top 5, the first for ≥94%.
 """
 
 from __future__ import annotations
@@ -61,8 +61,8 @@ def test_search_quality_on_the_query_table(library):
     first, top5, misses = evaluate(library.index)
     n = len(QUERIES)
     print(f"\nquery table: {n} queries, top-5 {top5 / n:.1%}, first {first / n:.1%}")
-    assert top5 / n >= 0.98, "\n".join(misses)
-    assert first / n >= 0.88, f"first-hit {first}/{n}"
+    assert top5 / n >= 0.99, "\n".join(misses)
+    assert first / n >= 0.92, f"first-hit {first}/{n}"  # measured 92.3% (91.5% before the quality pass)
 
 
 def test_loose_spellings_find_the_section(library):
@@ -70,7 +70,7 @@ def test_loose_spellings_find_the_section(library):
     n = len(SPELLING)
     assert {c["kind"] for c in SPELLING} == {"katakana", "latin", "number"}
     assert top5 == n, "\n".join(misses)
-    assert first / n >= 0.90, f"first-hit {first}/{n}"
+    assert first / n >= 0.94, f"first-hit {first}/{n}"  # measured 19/19
 
 
 @pytest.mark.parametrize(
@@ -112,13 +112,16 @@ def test_nothing_found_stays_nothing(library):
 @pytest.mark.parametrize(
     "table, bars",
     [
-        ("search_unseen_tune.yaml", (0.95, 0.90)),
-        ("search_unseen_tune2.yaml", (0.95, 0.90)),
-        ("search_unseen_tune3.yaml", (0.97, 0.89)),
-        ("search_unseen_report.yaml", (0.95, 0.85)),  # issue 10's done-when bar (measured 100% / 87.2%)
-        ("search_unseen_check3.yaml", (0.90, 0.65)),  # measured 92.1% / 68.4% (before tune3's: 69.7%)
-        ("search_unseen_tune4.yaml", (0.88, 0.72)),  # a fourth table: measured 90.2% / 74.5% before tuning
-        ("search_unseen_check4.yaml", (0.92, 0.65)),  # measured 94.1% / 67.6% before tune4's tuning
+        ("search_unseen_tune.yaml", (0.98, 0.95)),  # measured 98.8% / 95.3%
+        ("search_unseen_tune2.yaml", (0.99, 0.95)),  # measured 100% / 96.0%
+        ("search_unseen_tune3.yaml", (0.98, 0.92)),  # measured 98.8% / 92.9%
+        # issue 10's done-when bar is 95% / 85% (measured 100% / 88.5%; 87.2% before the quality pass)
+        ("search_unseen_report.yaml", (0.99, 0.88)),
+        ("search_unseen_check3.yaml", (0.92, 0.68)),  # measured 92.1% / 68.4% (before tune3's: 69.7%)
+        # a fourth table, held out in the quality pass: 90.2% / 74.5% before, 91.2% / 77.5% held out, 92.2% /
+        # 78.4% after one change drawn from its rows (a katakana word then hiragana)
+        ("search_unseen_tune4.yaml", (0.92, 0.78)),
+        ("search_unseen_check4.yaml", (0.94, 0.72)),  # measured 94.1% / 72.1% (67.6% before)
     ],
 )
 def test_search_quality_on_unseen_queries(library, table, bars):
