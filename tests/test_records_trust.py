@@ -549,8 +549,8 @@ def _watch(db_app):
 
 def test_recording_takes_two_checkouts_and_a_fixed_number_of_statements(ev, db_app):
     """One reading checkout (the acting member with their event, one statement) and one write transaction:
-    bump the player's count, read the counting levels, insert the record, insert its audit row (and the
-    NOTIFY on PostgreSQL). However long the player's history, the count stays the same."""
+    bump the player's count, read the counting levels, insert the record and its audit row (on PostgreSQL in
+    one statement with the NOTIFY). However long the player's history, the count stays the same."""
     fj, player = ev["fj"], ev["player"]
     for level in ("N", "W", "N"):
         assert record(fj, player, level).status_code == 201
@@ -561,11 +561,10 @@ def test_recording_takes_two_checkouts_and_a_fixed_number_of_statements(ev, db_a
     assert body["record"]["seq"] == 4 and len(body["player"]["standing"]["steps"]) == 1
     sql = [s.split()[0].upper() for s in seen["statements"]]
     sql = [s for s in sql if s != "BEGIN"]  # SQLite's BEGIN / BEGIN IMMEDIATE
-    expected = ["SELECT", "UPDATE", "SELECT", "INSERT", "INSERT"]
     if db_app.extensions["judgeapp.db"].is_sqlite:
-        assert sql == expected
-    else:
-        assert sql == expected + ["SELECT"]  # pg_notify
+        assert sql == ["SELECT", "UPDATE", "SELECT", "INSERT", "INSERT"]
+    else:  # the record, its audit row and the NOTIFY in one statement (WITH … INSERT … INSERT … pg_notify)
+        assert sql == ["SELECT", "UPDATE", "SELECT", "WITH"]
     assert seen["checkouts"] == 2
     # The audit row and the standing are those of the 4th record.
     audit = [e for e in ev["org"].get("/audit").get_json()["results"] if e["action"] == "penalty.record"]
@@ -625,3 +624,22 @@ def test_a_connection_the_server_dropped_is_replaced_before_use(ev, db_app):
         other.execute("SELECT pg_terminate_backend(%s)", (pid,))
     resp = record(ev["fj"], ev["player"], "N")
     assert resp.status_code == 201, resp.get_data(as_text=True)[:200]
+
+
+@pytest.mark.parametrize("db_app", ["postgresql"], indirect=True)
+def test_a_write_on_a_connection_the_server_just_dropped_runs_on_a_new_one(db_app):
+    """The checkout skips the ping for a connection given back a moment ago with nothing to read on its socket;
+    if the server ended it in that moment, the write transaction fails before its commit and runs again on a
+    new connection (nothing was written by the dead one)."""
+    from sqlalchemy import text
+
+    db = db_app.extensions["judgeapp.db"]
+    db.engine.dispose()
+    with db.engine.connect() as c:
+        pid = c.execute(text("SELECT pg_backend_pid()")).scalar()
+    import psycopg
+
+    dsn = db.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert db.write_core(lambda conn: conn.execute(text("SELECT pg_backend_pid()")).scalar()) != pid

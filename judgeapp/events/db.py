@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +34,7 @@ from sqlalchemy.orm import Session, sessionmaker
 if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
+    from sqlalchemy.sql import Executable
 
 T = TypeVar("T")
 
@@ -69,25 +71,42 @@ def make_engine(url: str) -> Engine:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    engine = create_engine(url, pool_size=10, max_overflow=20)
+    # LIFO: under load the connection just given back is the one taken next, so it has sat idle for
+    # microseconds (and the ping below is skipped); at a quiet time the others idle, and are pinged.
+    engine = create_engine(url, pool_size=10, max_overflow=20, pool_use_lifo=True)
+
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
+        record.info["returned"] = time.monotonic()
 
     @event.listens_for(engine, "checkout")
     def _ping(dbapi_conn: Any, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection) -> None:
         """A connection the server has dropped while it sat in the pool (a restart, a failover) is replaced
-        before use: at every checkout one empty query at the libpq level, which (unlike SQLAlchemy's pre-ping,
-        a SELECT 1 through the driver) opens no transaction to roll back."""
-        if not _pg_alive(dbapi_conn):
+        before use. A server that ends a connection (a restart, pg_terminate_backend, a backend killed) closes
+        its socket, so a pooled connection whose socket has anything to read is suspect; that one, and any
+        connection idle for more than PING_AFTER seconds (a peer gone silently), get one empty query at the
+        libpq level (unlike SQLAlchemy's pre-ping, a SELECT 1 through the driver, it opens no transaction).
+        A connection given back a moment ago with nothing to read is used as it is: no round trip."""
+        idle = time.monotonic() - record.info.get("returned", float("-inf"))
+        if not _pg_alive(dbapi_conn, ping=idle > PING_AFTER):
             raise DisconnectionError("the server closed the connection")
 
     return engine
 
 
-def _pg_alive(dbapi_conn: Any) -> bool:
+PING_AFTER = 1.0  # seconds a pooled PostgreSQL connection may sit idle before its checkout pings the server
+
+
+def _pg_alive(dbapi_conn: Any, ping: bool = True) -> bool:
+    """False for a connection that is closed, broken, or (pinged) does not answer; a socket with something to
+    read (the server's goodbye, or its end of file) is always pinged."""
     from psycopg import pq
 
     try:
         if dbapi_conn.closed or dbapi_conn.broken:
             return False
+        if not ping and not select.select([dbapi_conn.pgconn.socket], [], [], 0)[0]:
+            return True
         return dbapi_conn.pgconn.exec_(b"").status == pq.ExecStatus.EMPTY_QUERY
     except Exception:  # noqa: BLE001 — any failure means the connection is not usable
         return False
@@ -157,20 +176,40 @@ class Database:
     def _retrying(
         self, transaction: Callable[[], AbstractContextManager[Any]], fn: Callable[[Any], T], attempts: int
     ) -> T:
-        """`fn` in `transaction()` behind the write lock, again after a conflict concurrency can cause."""
+        """`fn` in `transaction()` behind the write lock, again after a conflict concurrency can cause, and
+        again on a new connection when the pooled one turns out dead before the commit was sent (the server
+        dropped it while it sat in the pool: nothing was written). A connection lost during the commit is
+        never retried (the commit may have landed)."""
         self.end_read()  # give the request's read connection back first: a request holds one connection at a time
         try:
             for attempt in range(attempts):
+                ran = False
                 try:
                     with self._write_lock, transaction() as tx:
-                        return fn(tx)
+                        result = fn(tx)
+                        ran = True
+                    return result
                 except (IntegrityError, OperationalError, DBAPIError) as exc:
-                    if attempt == attempts - 1 or not _retryable(exc):
+                    dropped = exc.connection_invalidated and not ran
+                    if attempt == attempts - 1 or not (dropped or _retryable(exc)):
                         raise
-                    time.sleep(random.uniform(0.005, 0.03) * (attempt + 1))
+                    time.sleep(0 if dropped else random.uniform(0.005, 0.03) * (attempt + 1))
             raise AssertionError("not reached")
         finally:
             self.end_read()
+
+    def first_read(self, stmt: Executable, params: dict) -> Any:
+        """`reader().scalar(stmt, params)` for a request's first statement (the acting member), once more on
+        a new connection if the pooled one turns out dead (the server ended it a moment before the checkout
+        looked: see `_ping`)."""
+        with self.reader() as s:
+            try:
+                return s.scalar(stmt, params)
+            except DBAPIError as exc:
+                if not exc.connection_invalidated:
+                    raise
+                s.rollback()
+                return s.scalar(stmt, params)
 
     def end_read(self) -> None:
         """Return the request's read connection to the pool; the objects it loaded stay usable, and the next
