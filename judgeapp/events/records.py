@@ -412,7 +412,9 @@ def record_penalty(
                 raise _Replay(done)  # rolls back the bump; the earlier record is answered below
         levels = counting_levels(conn, pid)
         counted = item.id not in UNCOUNTED
-        st = standing(policy, levels + [item.id] if counted else levels)
+        st = standing(
+            policy, levels + [item.id] if counted else levels, last_steps=2
+        )  # this step, the one before
         # The standing before this record is the one after its previous step (removal never comes back by a
         # later step), so the engine runs once.
         before = (st.steps[-2].removed if len(st.steps) > 1 else False) if counted else st.removed
@@ -522,7 +524,7 @@ def _hold(s: Session, event_id: int, penalty_id: int) -> RecordView:
 
 def _removed(s: Session, policy: Policy, player_id: int) -> bool:
     """Whether the player is out of the tournament by their records as this transaction sees them."""
-    return standing(policy, counting_levels(s, player_id)).removed
+    return standing(policy, counting_levels(s, player_id), last_steps=0).removed
 
 
 def _note_change(
