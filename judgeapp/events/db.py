@@ -75,6 +75,19 @@ def make_engine(url: str) -> Engine:
     # microseconds (and the ping below is skipped); at a quiet time the others idle, and are pinged.
     engine = create_engine(url, pool_size=10, max_overflow=20, pool_use_lifo=True)
 
+    @event.listens_for(engine, "connect")
+    def _pg_autocommit(dbapi_conn: Any, _record: ConnectionPoolEntry) -> None:
+        dbapi_conn.autocommit = True  # transactions are begun below, not by the driver (as on SQLite)
+
+    @event.listens_for(engine, "begin")
+    def _pg_begin(conn: Connection) -> None:
+        # Every transaction but the request's reads: those run each statement on its own (READ COMMITTED
+        # takes a snapshot per statement anyway), so a read costs no BEGIN and no ROLLBACK, and the
+        # connection needs no switching of its mode at each checkout. psycopg's commit() and rollback() send
+        # COMMIT and ROLLBACK whenever the server is in a transaction.
+        if not conn.get_execution_options().get("read"):
+            conn.exec_driver_sql("BEGIN")
+
     @event.listens_for(engine, "checkin")
     def _returned(_dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
         record.info["returned"] = time.monotonic()
@@ -117,13 +130,10 @@ class Database:
         self.url = url
         self.engine = make_engine(url)
         self.is_sqlite = url.startswith("sqlite")
-        # Reads run in autocommit: under PostgreSQL's READ COMMITTED every statement takes its own snapshot
-        # anyway, so a BEGIN and a ROLLBACK around them would only add round trips (on SQLite, see
-        # _sqlite_begin: no BEGIN for reads either).
-        reading = (
-            self.engine if self.is_sqlite else self.engine.execution_options(isolation_level="AUTOCOMMIT")
-        )
-        self._read = sessionmaker(reading, expire_on_commit=False)
+        # Reads run without BEGIN: under PostgreSQL's READ COMMITTED every statement takes its own snapshot
+        # anyway, so a BEGIN and a ROLLBACK around them would only add round trips (see _pg_begin and
+        # _sqlite_begin).
+        self._read = sessionmaker(self.engine.execution_options(read=True), expire_on_commit=False)
         self._write_engine = self.engine.execution_options(write=True)
         self._write = sessionmaker(self._write_engine, expire_on_commit=False)
         self._unit: ContextVar[Session | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
