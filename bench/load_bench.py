@@ -108,7 +108,10 @@ class Server:
             "JUDGEAPP_SECRET_KEY": "bench",
             "JUDGEAPP_INDEX_DIR": str(index_dir / "search-index"),
             "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir / "situation-index"),
+            # libpq names the app's PostgreSQL connections, so that their backends' CPU can be found
+            "PGAPPNAME": f"judgeapp-bench-{self.port}",
         }
+        self.database_url = database_url
         if kind == "waitress":
             self.cmd = [PY, "-m", "judgeapp.cli", "serve", "--port", str(self.port)]
         else:
@@ -143,6 +146,33 @@ class Server:
                 raise RuntimeError(f"{self.kind} did not answer within 180 s")
             time.sleep(0.05)
 
+    def cpu(self) -> dict[tuple[str, int], float]:
+        """CPU seconds (user + system, from /proc) so far of each of the server's workers ("workers": the
+        processes whose parent is the one started) and, on PostgreSQL, of each backend serving its connections
+        ("db")."""
+        tick = os.sysconf("SC_CLK_TCK")
+        procs = [("db", pid) for pid in self._backends()]
+        for d in os.listdir("/proc"):
+            if d.isdigit() and (_proc_stat(int(d)) or [0, 0])[1] == str(self.proc.pid):
+                procs.append(("workers", int(d)))
+        out = {}
+        for kind, pid in procs:
+            fields = _proc_stat(pid)
+            if fields is not None:
+                out[kind, pid] = (int(fields[11]) + int(fields[12])) / tick
+        return out
+
+    def _backends(self) -> list[int]:
+        if not self.database_url.startswith("postgresql"):
+            return []
+        import psycopg
+
+        with psycopg.connect(self.database_url.replace("+psycopg", ""), autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (self.env["PGAPPNAME"],)
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
@@ -150,6 +180,19 @@ class Server:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat's fields after the command name (state, ppid, …; utime and stime are [11] and [12])."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def cpu_delta(before: dict, after: dict, kind: str) -> float:
+    """CPU seconds the processes of `kind` spent between two `Server.cpu()` readings."""
+    return sum(v - before.get(k, 0.0) for k, v in after.items() if k[0] == kind)
 
 
 class Client:
@@ -434,22 +477,34 @@ WRK = shutil.which("wrk")
 
 
 def recording(
-    port: int, judges: int = 10, per_judge: int = 40, players: int = 5, client: str = "python"
+    port: int,
+    judges: int = 10,
+    per_judge: int = 40,
+    players: int = 5,
+    client: str = "python",
+    server: Server | None = None,
 ) -> dict:
     """`judges` judges recording at once, each on their own keep-alive connection with their own token, then
     the check that every player's standing equals the same penalties recorded one by one. The client: Python
     threads (http.client), or `wrk` (bench/record.lua: one wrk thread and connection per judge), which costs
-    the shared cores far less per request; `client_cpu_ms` is the client's CPU per record either way."""
+    the shared cores far less per request; `client_cpu_ms` is the client's CPU per record either way. With
+    `server`, its workers' and its PostgreSQL backends' CPU per record over the same part (`worker_cpu_ms`,
+    `db_cpu_ms`)."""
     ev = seed_event(port, players=players, judges=judges)
     rng = random.Random(11)
     plans = [
         [(rng.choice(ev["players"]), rng.choice(["N", "W"])) for _ in range(per_judge)] for _ in range(judges)
     ]
     path = f"/api/events/{ev['event']}/penalties"
+    cpu = server.cpu() if server else {}
     if client == "wrk":
         out = _recording_wrk(port, ev, plans, path)
     else:
         out = _recording_threads(port, ev, plans, path)
+    if server:
+        after = server.cpu()
+        out["worker_cpu_ms"] = cpu_delta(cpu, after, "workers") / out["records"] * 1000
+        out["db_cpu_ms"] = cpu_delta(cpu, after, "db") / out["records"] * 1000
     # Every player's standing equals the standing of the same penalties recorded one by one.
     c = Client(port)
     same = True

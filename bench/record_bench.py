@@ -149,8 +149,9 @@ def run(per: int = 40, client: str | None = None) -> list[str]:
         f"### Recording beside the raw driver ({THREADS} threads, {per} records each, {PLAYERS} players)",
         "",
         "| database | raw records/s | raw p99 ms | app records/s (gunicorn) | app p50 ms | app p99 ms | "
-        "app / raw | failures | standings = sequential | client | client CPU ms/record |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "app / raw | failures | standings = sequential | client | client CPU ms/record | "
+        "workers CPU ms/record | PostgreSQL backends CPU ms/record |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     try:
         for name, url in (
@@ -158,7 +159,7 @@ def run(per: int = 40, client: str | None = None) -> list[str]:
             ("PostgreSQL", load_bench.postgres_url()),
         ):
             if url is None:
-                lines.append(f"| {name} | not reachable | | | | | | | | | |")
+                lines.append(f"| {name} | not reachable | | | | | | | | | | | |")
                 continue
             raw = sqlite_baseline(work / "raw.db", per) if url.startswith("sqlite") else pg_baseline(url, per)
             load_bench.migrate(url)
@@ -166,14 +167,16 @@ def run(per: int = 40, client: str | None = None) -> list[str]:
             try:
                 srv.start()
                 app = load_bench.recording(
-                    srv.port, judges=THREADS, per_judge=per, players=PLAYERS, client=client
+                    srv.port, judges=THREADS, per_judge=per, players=PLAYERS, client=client, server=srv
                 )
             finally:
                 srv.stop()
+            db_cpu = f"{app['db_cpu_ms']:.2f}" if url.startswith("postgresql") else "–"
             lines.append(
                 f"| {name} | {raw['rps']:.0f} | {raw['p99']:.1f} | {app['rps']:.0f} | {app['p50']:.1f} | "
                 f"{app['p99']:.1f} | {app['rps'] / raw['rps']:.0%} | {app['failures']} | "
-                f"{'yes' if app['standings_equal'] else 'NO'} | {client} | {app['client_cpu_ms']:.2f} |"
+                f"{'yes' if app['standings_equal'] else 'NO'} | {client} | {app['client_cpu_ms']:.2f} | "
+                f"{app['worker_cpu_ms']:.2f} | {db_cpu} |"
             )
             print(lines[-1], flush=True)
     finally:
