@@ -10,7 +10,8 @@ polling inside SQLite's busy timeout). PostgreSQL (DATABASE_URL) locks the rows 
 (one connection checkout per request for reads). Reads run without a transaction of their own (autocommit:
 each statement sees the latest commits, as under PostgreSQL's READ COMMITTED), so a read costs no BEGIN,
 ROLLBACK or pre-ping round trip; a write gives the read connection back first and takes one of its own.
-Recording (`write_core`) runs its few statements in SQLAlchemy Core, without a session.
+Recording (`write_core`) runs its few statements in SQLAlchemy Core, without a session, on the request's read
+connection (BEGIN and COMMIT sent on it).
 """
 
 from __future__ import annotations
@@ -180,17 +181,44 @@ class Database:
 
     def write_core(self, fn: Callable[[Connection], T], attempts: int = 12) -> T:
         """`write` for a path that needs no ORM: `fn(connection)` in one write transaction (SQLAlchemy Core,
-        no session and no unit of work), retried the same way."""
-        return self._retrying(self._write_engine.begin, fn, attempts)
+        no session and no unit of work), retried the same way. Inside a request it runs on the request's own
+        read connection (one checkout per request, no second connection taken and the first given back)."""
+        unit = self._unit.get()
+        if unit is None:
+            return self._retrying(self._write_engine.begin, fn, attempts)
+        return self._retrying(lambda: self._on_connection_of(unit), fn, attempts, own_connection=False)
+
+    @contextmanager
+    def _on_connection_of(self, session: Session) -> Iterator[Connection]:
+        """A write transaction on `session`'s connection, which runs its reads without one (see `_read`): BEGIN
+        (IMMEDIATE on SQLite: the write lock at once) and COMMIT sent as statements, ROLLBACK on any error. A
+        connection found dead is dropped with the session's state, so that the retry checks out a new one."""
+        conn = session.connection()
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if self.is_sqlite else "BEGIN")
+            yield conn
+            conn.exec_driver_sql("COMMIT")
+        except BaseException:
+            if conn.invalidated:
+                session.rollback()
+            elif _in_transaction(conn.connection.dbapi_connection):  # not after a failed BEGIN
+                conn.exec_driver_sql("ROLLBACK")
+            raise
 
     def _retrying(
-        self, transaction: Callable[[], AbstractContextManager[Any]], fn: Callable[[Any], T], attempts: int
+        self,
+        transaction: Callable[[], AbstractContextManager[Any]],
+        fn: Callable[[Any], T],
+        attempts: int,
+        own_connection: bool = True,
     ) -> T:
         """`fn` in `transaction()` behind the write lock, again after a conflict concurrency can cause, and
         again on a new connection when the pooled one turns out dead before the commit was sent (the server
         dropped it while it sat in the pool: nothing was written). A connection lost during the commit is
-        never retried (the commit may have landed)."""
-        self.end_read()  # give the request's read connection back first: a request holds one connection at a time
+        never retried (the commit may have landed). With `own_connection`, the request's read connection is
+        given back first (a request holds one connection at a time) and after."""
+        if own_connection:
+            self.end_read()
         try:
             for attempt in range(attempts):
                 ran = False
@@ -206,7 +234,8 @@ class Database:
                     time.sleep(0 if dropped else random.uniform(0.005, 0.03) * (attempt + 1))
             raise AssertionError("not reached")
         finally:
-            self.end_read()
+            if own_connection:
+                self.end_read()
 
     def first_read(self, stmt: Executable, params: dict) -> Any:
         """`reader().scalar(stmt, params)` for a request's first statement (the acting member), once more on
@@ -272,6 +301,16 @@ class _SQLiteWriteLock:
         finally:
             self._threads.release()
         return False
+
+
+def _in_transaction(dbapi_conn: Any) -> bool:
+    """Whether the driver's connection is inside a transaction (sqlite3, psycopg)."""
+    info = getattr(dbapi_conn, "info", None)
+    if info is not None and hasattr(info, "transaction_status"):
+        from psycopg import pq
+
+        return info.transaction_status != pq.TransactionStatus.IDLE
+    return dbapi_conn.in_transaction
 
 
 def _retryable(exc: Exception) -> bool:
