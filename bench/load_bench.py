@@ -108,7 +108,10 @@ class Server:
             "JUDGEAPP_SECRET_KEY": "bench",
             "JUDGEAPP_INDEX_DIR": str(index_dir / "search-index"),
             "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir / "situation-index"),
+            # libpq names the app's PostgreSQL connections, so that their backends' CPU can be found
+            "PGAPPNAME": f"judgeapp-bench-{self.port}",
         }
+        self.database_url = database_url
         if kind == "waitress":
             self.cmd = [PY, "-m", "judgeapp.cli", "serve", "--port", str(self.port)]
         else:
@@ -143,6 +146,33 @@ class Server:
                 raise RuntimeError(f"{self.kind} did not answer within 180 s")
             time.sleep(0.05)
 
+    def cpu(self) -> dict[tuple[str, int], float]:
+        """CPU seconds (user + system, from /proc) so far of each of the server's workers ("workers": the
+        processes whose parent is the one started) and, on PostgreSQL, of each backend serving its connections
+        ("db")."""
+        tick = os.sysconf("SC_CLK_TCK")
+        procs = [("db", pid) for pid in self._backends()]
+        for d in os.listdir("/proc"):
+            if d.isdigit() and (_proc_stat(int(d)) or [0, 0])[1] == str(self.proc.pid):
+                procs.append(("workers", int(d)))
+        out = {}
+        for kind, pid in procs:
+            fields = _proc_stat(pid)
+            if fields is not None:
+                out[kind, pid] = (int(fields[11]) + int(fields[12])) / tick
+        return out
+
+    def _backends(self) -> list[int]:
+        if not self.database_url.startswith("postgresql"):
+            return []
+        import psycopg
+
+        with psycopg.connect(self.database_url.replace("+psycopg", ""), autocommit=True) as conn:
+            rows = conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = %s", (self.env["PGAPPNAME"],)
+            ).fetchall()
+        return [r[0] for r in rows]
+
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
             self.proc.terminate()
@@ -150,6 +180,19 @@ class Server:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+
+
+def _proc_stat(pid: int) -> list[str] | None:
+    """/proc/<pid>/stat's fields after the command name (state, ppid, …; utime and stime are [11] and [12])."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def cpu_delta(before: dict, after: dict, kind: str) -> float:
+    """CPU seconds the processes of `kind` spent between two `Server.cpu()` readings."""
+    return sum(v - before.get(k, 0.0) for k, v in after.items() if k[0] == kind)
 
 
 class Client:
@@ -430,35 +473,38 @@ def desks_beside(work: Path, index_dir: Path, requests: int) -> list[str]:
     return lines
 
 
-def recording(port: int, judges: int = 10, per_judge: int = 40, players: int = 5) -> dict:
+WRK = shutil.which("wrk")
+
+
+def recording(
+    port: int,
+    judges: int = 10,
+    per_judge: int = 40,
+    players: int = 5,
+    client: str = "python",
+    server: Server | None = None,
+) -> dict:
+    """`judges` judges recording at once, each on their own keep-alive connection with their own token, then
+    the check that every player's standing equals the same penalties recorded one by one. The client: Python
+    threads (http.client), or `wrk` (bench/record.lua: one wrk thread and connection per judge), which costs
+    the shared cores far less per request; `client_cpu_ms` is the client's CPU per record either way. With
+    `server`, its workers' and its PostgreSQL backends' CPU per record over the same part (`worker_cpu_ms`,
+    `db_cpu_ms`)."""
     ev = seed_event(port, players=players, judges=judges)
     rng = random.Random(11)
     plans = [
         [(rng.choice(ev["players"]), rng.choice(["N", "W"])) for _ in range(per_judge)] for _ in range(judges)
     ]
-    latencies: list[float] = []
-    lock = threading.Lock()
-    barrier = threading.Barrier(judges)
-    failures = []
-
-    def judge(j: int):
-        c = Client(port)
-        barrier.wait()
-        for pid, level in plans[j]:
-            t = time.perf_counter()
-            status, data = c.json(
-                "POST",
-                f"/api/events/{ev['event']}/penalties",
-                {"player": pid, "round": 1, "level": level, "facts": "同時記録"},
-                ev["judges"][j],
-            )
-            dt = (time.perf_counter() - t) * 1000
-            with lock:
-                latencies.append(dt)
-                if status != 201:
-                    failures.append((status, data))
-
-    wall = run_threads([threading.Thread(target=judge, args=(j,)) for j in range(judges)])
+    path = f"/api/events/{ev['event']}/penalties"
+    cpu = server.cpu() if server else {}
+    if client == "wrk":
+        out = _recording_wrk(port, ev, plans, path)
+    else:
+        out = _recording_threads(port, ev, plans, path)
+    if server:
+        after = server.cpu()
+        out["worker_cpu_ms"] = cpu_delta(cpu, after, "workers") / out["records"] * 1000
+        out["db_cpu_ms"] = cpu_delta(cpu, after, "db") / out["records"] * 1000
     # Every player's standing equals the standing of the same penalties recorded one by one.
     c = Client(port)
     same = True
@@ -471,15 +517,104 @@ def recording(port: int, judges: int = 10, per_judge: int = 40, players: int = 5
         same &= [r["seq"] for r in sorted(data["records"], key=lambda r: r["seq"])] == list(
             range(1, given + 1)
         )
+    return {**out, "judges": judges, "standings_equal": same, "client": client}
+
+
+def _recording_threads(port: int, ev: dict, plans: list, path: str) -> dict:
+    latencies: list[float] = []
+    lock = threading.Lock()
+    barrier = threading.Barrier(len(plans))
+    failures = []
+
+    def judge(j: int):
+        c = Client(port)
+        barrier.wait()
+        for pid, level in plans[j]:
+            t = time.perf_counter()
+            status, data = c.json(
+                "POST",
+                path,
+                {"player": pid, "round": 1, "level": level, "facts": "同時記録"},
+                ev["judges"][j],
+            )
+            dt = (time.perf_counter() - t) * 1000
+            with lock:
+                latencies.append(dt)
+                if status != 201:
+                    failures.append((status, data))
+
+    cpu = time.process_time()
+    wall = run_threads([threading.Thread(target=judge, args=(j,)) for j in range(len(plans))])
+    cpu = time.process_time() - cpu
     return {
         "records": len(latencies),
-        "judges": judges,
         "rps": len(latencies) / wall,
         "p50": percentile(latencies, 50),
         "p95": percentile(latencies, 95),
         "p99": percentile(latencies, 99),
         "failures": len(failures),
-        "standings_equal": same,
+        "client_cpu_ms": cpu / len(latencies) * 1000,
+    }
+
+
+def _recording_wrk(port: int, ev: dict, plans: list, path: str) -> dict:
+    """wrk with one thread and one connection per judge; each thread stops at its plan's last answer and
+    writes `done <failures>`; wrk is stopped (SIGINT) once every judge is done, and prints the latencies."""
+    import resource
+    import signal
+
+    judges = len(plans)
+    with tempfile.NamedTemporaryFile("w", suffix=".plan", delete=False) as f:
+        for j, plan in enumerate(plans):
+            for pid, level in plan:
+                f.write(f"{j} {ev['judges'][j]} {path} {pid} {level}\n")
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        [
+            WRK,
+            "-t",
+            str(judges),
+            "-c",
+            str(judges),
+            "-d",
+            "600s",
+            "--timeout",
+            "60s",
+            "-s",
+            str(ROOT / "bench" / "record.lua"),
+            f"http://127.0.0.1:{port}",
+            "--",
+            f.name,
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    failures, done, wall, lat = 0, 0, None, None
+    for line in proc.stdout:
+        if line.startswith("done "):
+            failures += int(line.split()[1])
+            done += 1
+            if done == judges:
+                wall = time.perf_counter() - t0
+                proc.send_signal(signal.SIGINT)
+        elif line.startswith("latency "):
+            lat = [int(x) for x in line.split()[1:]]
+    proc.wait()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    os.unlink(f.name)
+    records = sum(len(p) for p in plans)
+    if wall is None or lat is None or lat[0] != records:
+        raise RuntimeError(f"wrk did not finish the plan: {done} of {judges} judges, {lat}")
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {
+        "records": records,
+        "rps": records / wall,
+        "p50": lat[1] / 1000,
+        "p95": lat[2] / 1000,
+        "p99": lat[3] / 1000,
+        "failures": failures,
+        "client_cpu_ms": cpu / records * 1000,
     }
 
 

@@ -2,9 +2,12 @@
 
 Baseline: the same transaction the app makes, written straight with the driver — lock and bump a per-player
 counter, insert the record, insert its audit row, commit — with psycopg and sqlite3 directly, 10 threads,
-5 players. App: 10 judges recording at once over HTTP under the deploy's gunicorn (docs/deploy.md).
+5 players. App: 10 judges recording at once over HTTP under the deploy's gunicorn (docs/deploy.md), sent by
+`wrk` (bench/record.lua: one thread and keep-alive connection per judge) where it is installed, else by
+Python threads (`python` as the second argument chooses them): on the 2 shared cores the client's own CPU
+per request counts, and wrk's is about a quarter of the threads' (the table says which ran, and its CPU).
 
-    .venv/bin/python bench/record_bench.py [records_per_thread]
+    .venv/bin/python bench/record_bench.py [records_per_thread] [wrk|python]
 """
 
 from __future__ import annotations
@@ -123,6 +126,11 @@ def pg_baseline(url: str, per: int) -> dict:
     return _figures(wall, lat)
 
 
+def _load() -> str:
+    """The 1-minute load average (the machine is shared: other work slows both sides of the ratio)."""
+    return f"{os.getloadavg()[0]:.1f}"
+
+
 def _figures(wall: float, lat: list[float]) -> dict:
     return {
         "records": len(lat),
@@ -132,15 +140,18 @@ def _figures(wall: float, lat: list[float]) -> dict:
     }
 
 
-def run(per: int = 40) -> list[str]:
+def run(per: int = 40, client: str | None = None) -> list[str]:
+    client = client or ("wrk" if load_bench.WRK else "python")
+    before = _load()
     work = Path(tempfile.mkdtemp(prefix="judgeapp-rec-"))
     index_dir = work / "instance"
     lines = [
         f"### Recording beside the raw driver ({THREADS} threads, {per} records each, {PLAYERS} players)",
         "",
         "| database | raw records/s | raw p99 ms | app records/s (gunicorn) | app p50 ms | app p99 ms | "
-        "app / raw | failures | standings = sequential |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "app / raw | failures | standings = sequential | client | client CPU ms/record | "
+        "workers CPU ms/record | PostgreSQL backends CPU ms/record |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     try:
         for name, url in (
@@ -148,27 +159,40 @@ def run(per: int = 40) -> list[str]:
             ("PostgreSQL", load_bench.postgres_url()),
         ):
             if url is None:
-                lines.append(f"| {name} | not reachable | | | | | | | |")
+                lines.append(f"| {name} | not reachable | | | | | | | | | | | |")
                 continue
             raw = sqlite_baseline(work / "raw.db", per) if url.startswith("sqlite") else pg_baseline(url, per)
             load_bench.migrate(url)
             srv = load_bench.Server("gunicorn", work, url, index_dir)
             try:
                 srv.start()
-                app = load_bench.recording(srv.port, judges=THREADS, per_judge=per, players=PLAYERS)
+                app = load_bench.recording(
+                    srv.port, judges=THREADS, per_judge=per, players=PLAYERS, client=client, server=srv
+                )
             finally:
                 srv.stop()
+            db_cpu = f"{app['db_cpu_ms']:.2f}" if url.startswith("postgresql") else "–"
             lines.append(
                 f"| {name} | {raw['rps']:.0f} | {raw['p99']:.1f} | {app['rps']:.0f} | {app['p50']:.1f} | "
                 f"{app['p99']:.1f} | {app['rps'] / raw['rps']:.0%} | {app['failures']} | "
-                f"{'yes' if app['standings_equal'] else 'NO'} |"
+                f"{'yes' if app['standings_equal'] else 'NO'} | {client} | {app['client_cpu_ms']:.2f} | "
+                f"{app['worker_cpu_ms']:.2f} | {db_cpu} |"
             )
             print(lines[-1], flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    lines += ["", f"cores: {os.cpu_count()}; command: `.venv/bin/python bench/record_bench.py {per}`", ""]
+    lines += [
+        "",
+        f"cores: {os.cpu_count()}; command: `.venv/bin/python bench/record_bench.py {per} {client}`; "
+        f"load average before/after: {before} / {_load()}",
+        "",
+    ]
     return lines
 
 
 if __name__ == "__main__":
-    print("\n".join(run(int(sys.argv[1]) if len(sys.argv) > 1 else 40)))
+    print(
+        "\n".join(
+            run(int(sys.argv[1]) if len(sys.argv) > 1 else 40, sys.argv[2] if len(sys.argv) > 2 else None)
+        )
+    )

@@ -129,20 +129,39 @@ CSP = {
 
 
 def _security_headers(app: Flask) -> None:
-    """CSP, frame protection, nosniff and a referrer policy on every response (flask-talisman). HSTS and
-    Secure cookies only when served over HTTPS (behind a proxy, with TRUST_PROXY: docs/deploy.md)."""
+    """CSP, frame protection, nosniff and a referrer policy on every response (flask-talisman's headers). HSTS
+    only when served over HTTPS (behind a proxy, with TRUST_PROXY: docs/deploy.md); Secure cookies with
+    SESSION_COOKIE_SECURE.
+
+    The header values do not depend on the request (no nonce, no per-view options): flask-talisman computes
+    them once here, for a plain and for a secure request, and every response gets the stored ones (instead of
+    the extension parsing its options and the policy again at each request)."""
+    from flask import request
     from flask_talisman import Talisman
 
-    Talisman(
-        app,
+    probe = Flask(__name__)
+    talisman = Talisman(
+        probe,
         force_https=False,
         content_security_policy=CSP,
         frame_options="DENY",
         referrer_policy="same-origin",
-        session_cookie_secure=bool(app.config.get("SESSION_COOKIE_SECURE")),
         strict_transport_security=True,
         strict_transport_security_max_age=31536000,
     )
+    headers = {}
+    for secure in (False, True):
+        with probe.test_request_context(base_url="https://x/" if secure else "http://x/"):
+            headers[secure] = list(talisman._set_response_headers(probe.response_class()).headers.items())
+            headers[secure] = [
+                (k, v) for k, v in headers[secure] if k.lower() not in ("content-type", "content-length")
+            ]
+
+    @app.after_request
+    def _set_security_headers(response):
+        secure = request.is_secure or request.headers.get("X-Forwarded-Proto", "http") == "https"
+        response.headers.update(headers[secure])
+        return response
 
 
 def create_app(test_config: dict | None = None) -> Flask:

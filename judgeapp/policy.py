@@ -613,12 +613,13 @@ class Standing:
     removed_text: str | None = None  # what removal means here, in the policy's words
 
 
-def standing(policy: Policy, penalties: list[str]) -> Standing:
+def standing(policy: Policy, penalties: list[str], last_steps: int | None = None) -> Standing:
     """What a player's penalties come to under the game's rules, step by step.
 
     Automatic rules apply as the text has them (Lycee: two 注意 count as one 警告; two 警告 remove the player).
     Upgrades the text leaves to the judge never apply by themselves: they come back as `upgrades` and notes,
-    for the judge to decide.
+    for the judge to decide. With `last_steps`, only the last steps are kept (with their notes and upgrades);
+    the counts, the effective standing, removal and the notes are the same.
     """
     items = []
     result_notes: list[str] = []
@@ -648,7 +649,9 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
     removed = False
     removed_text: str | None = None
     steps: list[Step] = []
-    for item in items:
+    first_kept = 0 if last_steps is None else len(items) - last_steps
+    for i, item in enumerate(items):
+        keep = i >= first_kept  # the notes, upgrades and step of an earlier record are not kept
         counts[item.label] = counts.get(item.label, 0) + 1
         effective = {k: v for k, v in counts.items()}
         notes: list[str] = []
@@ -661,7 +664,7 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
                     to = policy.levels[rule.to]
                     effective[level.label] = n % rule.count
                     effective[to.label] = effective.get(to.label, 0) + n // rule.count
-                    if item.label == level.label and n % rule.count == 0:
+                    if keep and item.label == level.label and n % rule.count == 0:
                         notes.append(
                             f"{level.label} {n} 点は {to.label} {n // rule.count} 点に相当します（{rule.text}）。"
                         )
@@ -669,9 +672,11 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
                 if effective.get(level.label, 0) >= rule.count and not removed:
                     removed = True
                     removed_text = rule.removal
-                    notes.append(f"{level.label}が {effective[level.label]} 点になりました。{rule.text}")
+                    if keep:
+                        notes.append(f"{level.label}が {effective[level.label]} 点になりました。{rule.text}")
             elif (
                 rule.kind == "upgrade"
+                and keep
                 and item.label == level.label
                 and counts[level.label] >= (rule.count or 2)
             ):
@@ -704,6 +709,8 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
             removed = True
             removed_text = item.removal
             notes.append(f"{item.label}: {item.description}")
+        if not keep:
+            continue
         effective = {x.label: effective[x.label] for x in order if effective.get(x.label)}
         steps.append(
             Step(after=item.label, effective=effective, removed=removed, notes=notes, upgrades=upgrades)
@@ -717,7 +724,7 @@ def standing(policy: Policy, penalties: list[str]) -> Standing:
             final_notes.append(rule.text)
     return Standing(
         counts={x.label: counts[x.label] for x in order if counts.get(x.label)},
-        effective=steps[-1].effective if steps else {},
+        effective={x.label: effective[x.label] for x in order if effective.get(x.label)} if items else {},
         removed=removed,
         steps=steps,
         notes=final_notes,

@@ -298,3 +298,27 @@ def test_situation_lookup_quality(client, table):
         print("  miss:", m)
     assert top3 / n >= 0.90, misses
     assert first / n >= 0.75, misses
+
+
+def test_the_last_steps_of_a_standing_are_those_of_the_whole(policies):
+    """`last_steps` (recording keeps only its own step and the one before) changes nothing but what is kept."""
+    import random
+
+    rng = random.Random(11)
+    for game, policy in policies.games.items():
+        names = [x.id for x in policy.recordable if x.id in policy.levels or x.id in policy.consequences]
+        if not names:
+            continue
+        for _ in range(30):
+            levels = [rng.choice(names) for _ in range(rng.randint(0, 12))]
+            whole = standing(policy, levels)
+            for k in (0, 1, 2):
+                part = standing(policy, levels, last_steps=k)
+                assert part.steps == (whole.steps[len(whole.steps) - k :] if k else []), (game, levels, k)
+                assert (part.counts, part.effective, part.removed, part.notes, part.removed_text) == (
+                    whole.counts,
+                    whole.effective,
+                    whole.removed,
+                    whole.notes,
+                    whole.removed_text,
+                ), (game, levels, k)

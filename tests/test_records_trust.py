@@ -10,6 +10,7 @@ import json
 import os
 import re
 import threading
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -547,10 +548,11 @@ def _watch(db_app):
     return seen
 
 
-def test_recording_takes_two_checkouts_and_a_fixed_number_of_statements(ev, db_app):
-    """One reading checkout (the acting member with their event, one statement) and one write transaction:
-    bump the player's count, read the counting levels, insert the record, insert its audit row (and the
-    NOTIFY on PostgreSQL). However long the player's history, the count stays the same."""
+def test_recording_takes_one_checkout_and_a_fixed_number_of_statements(ev, db_app):
+    """One checkout: the acting member with their event (one statement), then on the same connection one write
+    transaction: bump the player's count, read the counting levels, insert the record and its audit row (on
+    PostgreSQL in one statement with the NOTIFY), commit. However long the player's history, the count stays
+    the same."""
     fj, player = ev["fj"], ev["player"]
     for level in ("N", "W", "N"):
         assert record(fj, player, level).status_code == 201
@@ -560,13 +562,11 @@ def test_recording_takes_two_checkouts_and_a_fixed_number_of_statements(ev, db_a
     body = resp.get_json()
     assert body["record"]["seq"] == 4 and len(body["player"]["standing"]["steps"]) == 1
     sql = [s.split()[0].upper() for s in seen["statements"]]
-    sql = [s for s in sql if s != "BEGIN"]  # SQLite's BEGIN / BEGIN IMMEDIATE
-    expected = ["SELECT", "UPDATE", "SELECT", "INSERT", "INSERT"]
     if db_app.extensions["judgeapp.db"].is_sqlite:
-        assert sql == expected
-    else:
-        assert sql == expected + ["SELECT"]  # pg_notify
-    assert seen["checkouts"] == 2
+        assert sql == ["SELECT", "BEGIN", "UPDATE", "SELECT", "INSERT", "INSERT", "COMMIT"]
+    else:  # the record, its audit row and the NOTIFY in one statement (WITH … INSERT … INSERT … pg_notify)
+        assert sql == ["SELECT", "BEGIN", "UPDATE", "SELECT", "WITH", "COMMIT"]
+    assert seen["checkouts"] == 1
     # The audit row and the standing are those of the 4th record.
     audit = [e for e in ev["org"].get("/audit").get_json()["results"] if e["action"] == "penalty.record"]
     assert len(audit) == 4
@@ -625,3 +625,66 @@ def test_a_connection_the_server_dropped_is_replaced_before_use(ev, db_app):
         other.execute("SELECT pg_terminate_backend(%s)", (pid,))
     resp = record(ev["fj"], ev["player"], "N")
     assert resp.status_code == 201, resp.get_data(as_text=True)[:200]
+
+
+@pytest.mark.parametrize("db_app", ["postgresql"], indirect=True)
+def test_a_write_on_a_connection_the_server_just_dropped_runs_on_a_new_one(db_app):
+    """The checkout skips the ping for a connection given back a moment ago with nothing to read on its socket;
+    if the server ended it in that moment, the write transaction fails before its commit and runs again on a
+    new connection (nothing was written by the dead one)."""
+    from sqlalchemy import text
+
+    db = db_app.extensions["judgeapp.db"]
+    db.engine.dispose()
+    with db.engine.connect() as c:
+        pid = c.execute(text("SELECT pg_backend_pid()")).scalar()
+    import psycopg
+
+    dsn = db.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+    assert db.write_core(lambda conn: conn.execute(text("SELECT pg_backend_pid()")).scalar()) != pid
+
+
+@pytest.mark.parametrize("db_app", ["postgresql"], indirect=True)
+def test_a_write_on_the_requests_connection_the_server_just_dropped_runs_on_a_new_one(db_app):
+    """Inside a request the write runs on the request's read connection; if the server ended that one after
+    the request's reads, the BEGIN fails, the session lets the dead connection go, and the write runs again on
+    a new one."""
+    from sqlalchemy import text
+
+    db = db_app.extensions["judgeapp.db"]
+    db.engine.dispose()
+    import psycopg
+
+    dsn = db.engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+    with db.unit() as s:
+        pid = s.execute(text("SELECT pg_backend_pid()")).scalar()
+        with psycopg.connect(dsn, autocommit=True) as other:
+            other.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        time.sleep(0.05)
+        assert db.write_core(lambda conn: conn.execute(text("SELECT pg_backend_pid()")).scalar()) != pid
+
+
+def test_a_failed_write_on_the_requests_connection_leaves_nothing_and_the_connection_usable(ev, db_app):
+    """An error inside the write rolls it back on the request's connection; the next write and read work."""
+    from sqlalchemy import text
+
+    db = db_app.extensions["judgeapp.db"]
+    with db.unit() as s:
+        before = s.execute(text("SELECT count(*) FROM audit")).scalar()
+
+        def fail(conn):
+            conn.execute(
+                text(
+                    "INSERT INTO audit (event_id, action, target, detail, created_at) "
+                    "VALUES (:e, 'x', 'y', '{}', CURRENT_TIMESTAMP)"
+                ),
+                {"e": ev["org"].event_id},
+            )
+            raise RuntimeError("stop")
+
+        with pytest.raises(RuntimeError):
+            db.write_core(fail)
+        assert s.execute(text("SELECT count(*) FROM audit")).scalar() == before
+        assert db.write_core(lambda conn: conn.execute(text("SELECT 1")).scalar()) == 1

@@ -199,7 +199,10 @@ def record(event_id: int):
     if key is not None:
         data["idempotency_key"] = key
     lib = current_library()
-    new = records.record_penalty(current_db(), lib.policies, actor, data, lib.policies.version)
+    # the event came with the acting member (one statement): no second read of it
+    new = records.record_penalty(
+        current_db(), lib.policies, actor, data, lib.policies.version, event=actor.event
+    )
     # Only the step this record made: the whole history is at …/players/<id>.
     standing = serialize.standing_summary(new.player, last_step_only=True)
     player = {

@@ -10,13 +10,15 @@ polling inside SQLite's busy timeout). PostgreSQL (DATABASE_URL) locks the rows 
 (one connection checkout per request for reads). Reads run without a transaction of their own (autocommit:
 each statement sees the latest commits, as under PostgreSQL's READ COMMITTED), so a read costs no BEGIN,
 ROLLBACK or pre-ping round trip; a write gives the read connection back first and takes one of its own.
-Recording (`write_core`) runs its few statements in SQLAlchemy Core, without a session.
+Recording (`write_core`) runs its few statements in SQLAlchemy Core, without a session, on the request's read
+connection (BEGIN and COMMIT sent on it).
 """
 
 from __future__ import annotations
 
 import os
 import random
+import select
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -33,6 +35,7 @@ from sqlalchemy.orm import Session, sessionmaker
 if TYPE_CHECKING:
     from alembic.config import Config
     from sqlalchemy.pool import ConnectionPoolEntry, PoolProxiedConnection
+    from sqlalchemy.sql import Executable
 
 T = TypeVar("T")
 
@@ -69,25 +72,55 @@ def make_engine(url: str) -> Engine:
                 conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    engine = create_engine(url, pool_size=10, max_overflow=20)
+    # LIFO: under load the connection just given back is the one taken next, so it has sat idle for
+    # microseconds (and the ping below is skipped); at a quiet time the others idle, and are pinged.
+    engine = create_engine(url, pool_size=10, max_overflow=20, pool_use_lifo=True)
+
+    @event.listens_for(engine, "connect")
+    def _pg_autocommit(dbapi_conn: Any, _record: ConnectionPoolEntry) -> None:
+        dbapi_conn.autocommit = True  # transactions are begun below, not by the driver (as on SQLite)
+
+    @event.listens_for(engine, "begin")
+    def _pg_begin(conn: Connection) -> None:
+        # Every transaction but the request's reads: those run each statement on its own (READ COMMITTED
+        # takes a snapshot per statement anyway), so a read costs no BEGIN and no ROLLBACK, and the
+        # connection needs no switching of its mode at each checkout. psycopg's commit() and rollback() send
+        # COMMIT and ROLLBACK whenever the server is in a transaction.
+        if not conn.get_execution_options().get("read"):
+            conn.exec_driver_sql("BEGIN")
+
+    @event.listens_for(engine, "checkin")
+    def _returned(_dbapi_conn: Any, record: ConnectionPoolEntry) -> None:
+        record.info["returned"] = time.monotonic()
 
     @event.listens_for(engine, "checkout")
     def _ping(dbapi_conn: Any, record: ConnectionPoolEntry, _proxy: PoolProxiedConnection) -> None:
         """A connection the server has dropped while it sat in the pool (a restart, a failover) is replaced
-        before use: at every checkout one empty query at the libpq level, which (unlike SQLAlchemy's pre-ping,
-        a SELECT 1 through the driver) opens no transaction to roll back."""
-        if not _pg_alive(dbapi_conn):
+        before use. A server that ends a connection (a restart, pg_terminate_backend, a backend killed) closes
+        its socket, so a pooled connection whose socket has anything to read is suspect; that one, and any
+        connection idle for more than PING_AFTER seconds (a peer gone silently), get one empty query at the
+        libpq level (unlike SQLAlchemy's pre-ping, a SELECT 1 through the driver, it opens no transaction).
+        A connection given back a moment ago with nothing to read is used as it is: no round trip."""
+        idle = time.monotonic() - record.info.get("returned", float("-inf"))
+        if not _pg_alive(dbapi_conn, ping=idle > PING_AFTER):
             raise DisconnectionError("the server closed the connection")
 
     return engine
 
 
-def _pg_alive(dbapi_conn: Any) -> bool:
+PING_AFTER = 1.0  # seconds a pooled PostgreSQL connection may sit idle before its checkout pings the server
+
+
+def _pg_alive(dbapi_conn: Any, ping: bool = True) -> bool:
+    """False for a connection that is closed, broken, or (pinged) does not answer; a socket with something to
+    read (the server's goodbye, or its end of file) is always pinged."""
     from psycopg import pq
 
     try:
         if dbapi_conn.closed or dbapi_conn.broken:
             return False
+        if not ping and not select.select([dbapi_conn.pgconn.socket], [], [], 0)[0]:
+            return True
         return dbapi_conn.pgconn.exec_(b"").status == pq.ExecStatus.EMPTY_QUERY
     except Exception:  # noqa: BLE001 — any failure means the connection is not usable
         return False
@@ -98,13 +131,10 @@ class Database:
         self.url = url
         self.engine = make_engine(url)
         self.is_sqlite = url.startswith("sqlite")
-        # Reads run in autocommit: under PostgreSQL's READ COMMITTED every statement takes its own snapshot
-        # anyway, so a BEGIN and a ROLLBACK around them would only add round trips (on SQLite, see
-        # _sqlite_begin: no BEGIN for reads either).
-        reading = (
-            self.engine if self.is_sqlite else self.engine.execution_options(isolation_level="AUTOCOMMIT")
-        )
-        self._read = sessionmaker(reading, expire_on_commit=False)
+        # Reads run without BEGIN: under PostgreSQL's READ COMMITTED every statement takes its own snapshot
+        # anyway, so a BEGIN and a ROLLBACK around them would only add round trips (see _pg_begin and
+        # _sqlite_begin).
+        self._read = sessionmaker(self.engine.execution_options(read=True), expire_on_commit=False)
         self._write_engine = self.engine.execution_options(write=True)
         self._write = sessionmaker(self._write_engine, expire_on_commit=False)
         self._unit: ContextVar[Session | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
@@ -151,26 +181,74 @@ class Database:
 
     def write_core(self, fn: Callable[[Connection], T], attempts: int = 12) -> T:
         """`write` for a path that needs no ORM: `fn(connection)` in one write transaction (SQLAlchemy Core,
-        no session and no unit of work), retried the same way."""
-        return self._retrying(self._write_engine.begin, fn, attempts)
+        no session and no unit of work), retried the same way. Inside a request it runs on the request's own
+        read connection (one checkout per request, no second connection taken and the first given back)."""
+        unit = self._unit.get()
+        if unit is None:
+            return self._retrying(self._write_engine.begin, fn, attempts)
+        return self._retrying(lambda: self._on_connection_of(unit), fn, attempts, own_connection=False)
+
+    @contextmanager
+    def _on_connection_of(self, session: Session) -> Iterator[Connection]:
+        """A write transaction on `session`'s connection, which runs its reads without one (see `_read`): BEGIN
+        (IMMEDIATE on SQLite: the write lock at once) and COMMIT sent as statements, ROLLBACK on any error. A
+        connection found dead is dropped with the session's state, so that the retry checks out a new one."""
+        conn = session.connection()
+        try:
+            conn.exec_driver_sql("BEGIN IMMEDIATE" if self.is_sqlite else "BEGIN")
+            yield conn
+            conn.exec_driver_sql("COMMIT")
+        except BaseException:
+            if conn.invalidated:
+                session.rollback()
+            elif _in_transaction(conn.connection.dbapi_connection):  # not after a failed BEGIN
+                conn.exec_driver_sql("ROLLBACK")
+            raise
 
     def _retrying(
-        self, transaction: Callable[[], AbstractContextManager[Any]], fn: Callable[[Any], T], attempts: int
+        self,
+        transaction: Callable[[], AbstractContextManager[Any]],
+        fn: Callable[[Any], T],
+        attempts: int,
+        own_connection: bool = True,
     ) -> T:
-        """`fn` in `transaction()` behind the write lock, again after a conflict concurrency can cause."""
-        self.end_read()  # give the request's read connection back first: a request holds one connection at a time
+        """`fn` in `transaction()` behind the write lock, again after a conflict concurrency can cause, and
+        again on a new connection when the pooled one turns out dead before the commit was sent (the server
+        dropped it while it sat in the pool: nothing was written). A connection lost during the commit is
+        never retried (the commit may have landed). With `own_connection`, the request's read connection is
+        given back first (a request holds one connection at a time) and after."""
+        if own_connection:
+            self.end_read()
         try:
             for attempt in range(attempts):
+                ran = False
                 try:
                     with self._write_lock, transaction() as tx:
-                        return fn(tx)
+                        result = fn(tx)
+                        ran = True
+                    return result
                 except (IntegrityError, OperationalError, DBAPIError) as exc:
-                    if attempt == attempts - 1 or not _retryable(exc):
+                    dropped = exc.connection_invalidated and not ran
+                    if attempt == attempts - 1 or not (dropped or _retryable(exc)):
                         raise
-                    time.sleep(random.uniform(0.005, 0.03) * (attempt + 1))
+                    time.sleep(0 if dropped else random.uniform(0.005, 0.03) * (attempt + 1))
             raise AssertionError("not reached")
         finally:
-            self.end_read()
+            if own_connection:
+                self.end_read()
+
+    def first_read(self, stmt: Executable, params: dict) -> Any:
+        """`reader().scalar(stmt, params)` for a request's first statement (the acting member), once more on
+        a new connection if the pooled one turns out dead (the server ended it a moment before the checkout
+        looked: see `_ping`)."""
+        with self.reader() as s:
+            try:
+                return s.scalar(stmt, params)
+            except DBAPIError as exc:
+                if not exc.connection_invalidated:
+                    raise
+                s.rollback()
+                return s.scalar(stmt, params)
 
     def end_read(self) -> None:
         """Return the request's read connection to the pool; the objects it loaded stay usable, and the next
@@ -223,6 +301,16 @@ class _SQLiteWriteLock:
         finally:
             self._threads.release()
         return False
+
+
+def _in_transaction(dbapi_conn: Any) -> bool:
+    """Whether the driver's connection is inside a transaction (sqlite3, psycopg)."""
+    info = getattr(dbapi_conn, "info", None)
+    if info is not None and hasattr(info, "transaction_status"):
+        from psycopg import pq
+
+        return info.transaction_status != pq.TransactionStatus.IDLE
+    return dbapi_conn.in_transaction
 
 
 def _retryable(exc: Exception) -> bool:

@@ -204,6 +204,17 @@ def announce_core(conn: Connection, pending: list, event_id: int, kind: str, **e
         pending.append(payload)
 
 
+def notify_channel() -> str | None:
+    """The running app's NOTIFY channel on PostgreSQL (for a statement that sends its own NOTIFY), else None
+    (SQLite, or outside an app)."""
+    from flask import current_app, has_app_context
+
+    if not has_app_context():
+        return None
+    hub = hub_for(current_app)
+    return hub.channel if hub.is_postgres else None
+
+
 def dispatch_pending(pending: list) -> None:
     """After commit: hand what `announce_core` kept (SQLite) to this process's streams."""
     from flask import current_app, has_app_context

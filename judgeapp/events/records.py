@@ -15,16 +15,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from sqlalchemy import bindparam, func, insert, select, update
+from sqlalchemy import String, Text, bindparam, cast, func, insert, literal, select, update
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, lazyload
+from sqlalchemy.sql import Select
 
 from ..errors import ConflictError, JudgeappError
 from ..policy import Consequence, Level, Policies, Policy, Standing, standing
 from . import live
 from .audit import audit, audit_row
 from .db import Database
-from .models import Appeal, Decision, Event, Penalty, Player, Staff, Void, utcnow
+from .models import Appeal, AuditEntry, Decision, Event, Penalty, Player, Staff, Void, utcnow
 from .parsing import clean_text, parse_id, parse_int
 from .permissions import check_grant, require
 
@@ -57,6 +58,39 @@ _BY_KEY = select(_PENALTIES.c.id).where(
     _PENALTIES.c.judge_id == bindparam("judge"), _PENALTIES.c.idempotency_key == bindparam("key")
 )
 _INSERT = insert(_PENALTIES).returning(_PENALTIES.c.id)
+
+
+def _insert_with_audit_and_notify() -> Select:
+    """PostgreSQL: the record, its audit row and the desks' NOTIFY in one statement (one round trip, not
+    three): `WITH p AS (INSERT INTO penalties … RETURNING …), a AS (INSERT INTO audit … SELECT … FROM p)
+    SELECT p.id, pg_notify(:channel, '{"event": …, "kind": "record", "record": <p.id>}') FROM p`."""
+    p = (
+        insert(_PENALTIES)
+        .values({c.name: bindparam(c.name, type_=c.type) for c in _PENALTIES.c if c.name != "id"})
+        .returning(_PENALTIES.c.id, _PENALTIES.c.event_id, _PENALTIES.c.judge_id, _PENALTIES.c.created_at)
+        .cte("p")
+    )
+    audit_cols = ["event_id", "staff_id", "action", "target", "detail", "created_at"]
+    a = (
+        insert(AuditEntry.__table__)
+        .from_select(
+            audit_cols,
+            select(
+                p.c.event_id,
+                p.c.judge_id,
+                bindparam("action", type_=String),
+                literal("penalty:") + cast(p.c.id, String),
+                bindparam("detail", type_=AuditEntry.__table__.c.detail.type),
+                p.c.created_at,
+            ),
+        )
+        .cte("a")
+    )
+    payload = func.json_build_object("event", p.c.event_id, "kind", "record", "record", p.c.id)
+    return select(p.c.id, func.pg_notify(bindparam("channel", type_=String), cast(payload, Text))).add_cte(a)
+
+
+_INSERT_AUDITED = _insert_with_audit_and_notify()
 
 
 @dataclass(frozen=True)
@@ -362,6 +396,8 @@ def record_penalty(
     if item is HJ_RULING:
         require(actor, "ruling")
 
+    channel = live.notify_channel()
+
     def do(conn: Connection) -> tuple[NewRecord, list]:
         pending: list = []  # the desks' announcements (SQLite: handed over after commit)
         # Lock the player's row and bump their count in one statement (FOR UPDATE's lock, taken by UPDATE on
@@ -375,7 +411,25 @@ def record_penalty(
             if done is not None:
                 raise _Replay(done)  # rolls back the bump; the earlier record is answered below
         levels = counting_levels(conn, pid)
-        now = utcnow()
+        counted = item.id not in UNCOUNTED
+        st = standing(
+            policy, levels + [item.id] if counted else levels, last_steps=2
+        )  # this step, the one before
+        # The standing before this record is the one after its previous step (removal never comes back by a
+        # later step), so the engine runs once.
+        before = (st.steps[-2].removed if len(st.steps) > 1 else False) if counted else st.removed
+        action = "ruling.record" if item is HJ_RULING else "penalty.record"
+        inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
+        detail = dict(
+            player=pid,
+            level=item.label,
+            round=f["round"],
+            infraction=f["infraction"],
+            infraction_name=inf.name if inf else None,
+            ruling=f["ruling"],
+            removed=st.removed,
+            removed_now=st.removed and not before,
+        )
         values = dict(
             event_id=ev.id,
             player_id=pid,
@@ -392,33 +446,17 @@ def record_penalty(
             judge_id=actor.id,
             idempotency_key=f["key"],
             ruling=f["ruling"],
-            created_at=now,
+            created_at=utcnow(),
         )
-        rid = conn.execute(_INSERT, values).scalar_one()
-        counted = item.id not in UNCOUNTED
-        st = standing(policy, levels + [item.id] if counted else levels)
-        # The standing before this record is the one after its previous step (removal never comes back by a
-        # later step), so the engine runs once.
-        before = (st.steps[-2].removed if len(st.steps) > 1 else False) if counted else st.removed
-        action = "ruling.record" if item is HJ_RULING else "penalty.record"
-        inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
-        audit_row(
-            conn,
-            ev.id,
-            actor,
-            action,
-            f"penalty:{rid}",
-            player=pid,
-            level=item.label,
-            round=f["round"],
-            infraction=f["infraction"],
-            infraction_name=inf.name if inf else None,
-            ruling=f["ruling"],
-            removed=st.removed,
-            removed_now=st.removed and not before,
-        )
+        if channel is not None:  # PostgreSQL: record, audit row and NOTIFY in one round trip
+            rid = conn.execute(
+                _INSERT_AUDITED, {**values, "action": action, "detail": detail, "channel": channel}
+            ).scalar_one()
+        else:
+            rid = conn.execute(_INSERT, values).scalar_one()
+            audit_row(conn, ev.id, actor, action, f"penalty:{rid}", **detail)
+            live.announce_core(conn, pending, ev.id, "record", record=rid)
         live.note_status_core(conn, pending, ev.id, actor, pid, before, st.removed, action, rid)
-        live.announce_core(conn, pending, ev.id, "record", record=rid)
         pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=seq)
         p = Penalty(id=rid, **values)
         p.player, p.judge = pl, actor
@@ -486,7 +524,7 @@ def _hold(s: Session, event_id: int, penalty_id: int) -> RecordView:
 
 def _removed(s: Session, policy: Policy, player_id: int) -> bool:
     """Whether the player is out of the tournament by their records as this transaction sees them."""
-    return standing(policy, counting_levels(s, player_id)).removed
+    return standing(policy, counting_levels(s, player_id), last_steps=0).removed
 
 
 def _note_change(

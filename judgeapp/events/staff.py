@@ -14,7 +14,7 @@ import hashlib
 import secrets
 from datetime import date, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import bindparam, func, select
 from sqlalchemy.orm import Session, joinedload
 from werkzeug.security import check_password_hash, generate_password_hash
 
@@ -69,6 +69,11 @@ def token_hash(token: str) -> str:
 # --- the acting member --------------------------------------------------------------------------------
 
 
+# Built once (the acting check runs on every request): the member with their event, by id or by token hash.
+_BY_ID = select(Staff).options(joinedload(Staff.event)).where(Staff.id == bindparam("id"))
+_BY_TOKEN = select(Staff).options(joinedload(Staff.event)).where(Staff.token_hash == bindparam("hash"))
+
+
 def _may_act(row: Staff | None) -> bool:
     return row is not None and bool(row.active)
 
@@ -78,8 +83,7 @@ def acting_staff_by_session(db: Database, staff_id: object, version: object) -> 
     sid = parse_id(staff_id)
     if sid < 0 or isinstance(version, bool) or not isinstance(version, int):
         return None
-    with db.reader() as s:  # the member and their event in one statement (the page reads the event next)
-        row = s.get(Staff, sid, options=[joinedload(Staff.event)])
+    row = db.first_read(_BY_ID, {"id": sid})  # the member and their event (the page reads the event next)
     return row if _may_act(row) and row.session_version == version else None
 
 
@@ -87,10 +91,7 @@ def acting_staff_by_token(db: Database, token: object) -> Staff | None:
     """The owner of an API token, if they are active and the token has neither expired nor been revoked."""
     if not isinstance(token, str) or not token or len(token) > 200:
         return None
-    with db.reader() as s:
-        row = s.scalar(
-            select(Staff).options(joinedload(Staff.event)).where(Staff.token_hash == token_hash(token))
-        )
+    row = db.first_read(_BY_TOKEN, {"hash": token_hash(token)})
     if not _may_act(row):
         return None
     expires = aware(row.token_expires_at)
