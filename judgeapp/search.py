@@ -698,14 +698,17 @@ def _write_encoded(fw: W3FieldWriter, terms: list[bytes], encoded: list[tuple[by
         start += len(blob)
 
 
-def _write_segment(ix: Index, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
+def _write_segment(
+    ix: Index, docs: list[IndexDoc], batches: Iterable[_Batch], vocabulary: dict[str, list[str]] | None = None
+) -> int:
     """Write the sections as the index's one segment, through Whoosh's codec API (the per-document writer
     for stored fields and lengths, the field writer for the postings, then the table of contents), exactly
     as `SegmentWriter.add_document` and `commit` would write them: the same files, read by Whoosh's own
     searcher with the same results. What it leaves out is the writer's general machinery (a posting pool
     of one tuple per posting, sorted, then each posting's length read back from disk), which took most of a
     large build; the term fields come already counted, as arrays (`_Batch`), and each term's posting blocks
-    are encoded from slices of them (`_encode_terms`)."""
+    are encoded from slices of them (`_encode_terms`). `vocabulary`, when given, receives each indexed field's
+    terms (but the ids'), for the searcher to know which terms the index has without asking Whoosh."""
     from whoosh.codec import default_codec
     from whoosh.index import TOC, clean_files
     from whoosh.util.numeric import byte_to_length, length_to_byte
@@ -774,6 +777,10 @@ def _write_segment(ix: Index, docs: list[IndexDoc], batches: Iterable[_Batch]) -
     writer = codec.field_writer(storage, segment)
     for name in sorted([*postings, *merged]):
         writer.start_field(name, fields[name])
+        if vocabulary is not None and name != "id":
+            vocabulary[name] = [
+                t.decode("utf-8") for t in (merged[name][0] if name in merged else postings[name])
+            ]
         if name in merged:
             _write_encoded(writer, merged[name][0], encoded[name])
         else:
@@ -891,12 +898,14 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     docs = list(docs)
     try:
         ix = whoosh_index.create_in(str(tmp), SCHEMA)
-        count = _write_segment(ix, docs, _analysed_batches(docs, lexicon))
+        terms: dict[str, list[str]] = {}
+        count = _write_segment(ix, docs, _analysed_batches(docs, lexicon), terms)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
+    lex["terms"] = terms
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(
         json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count})
@@ -967,7 +976,7 @@ class _Evaluator:
     document number first) are Whoosh's own, so results do not change.
     """
 
-    def __init__(self, ix: Index):
+    def __init__(self, ix: Index, terms: dict[str, list[str]] | None = None):
         self.searcher = ix.searcher(weighting=scoring.BM25F())
         self.reader = self.searcher.reader()
         self.n = self.reader.doc_count_all()
@@ -976,6 +985,9 @@ class _Evaluator:
         self._lengths: dict[str, np.ndarray] = {}
         self._postings: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
+        # Each field's terms (`build_index` lists them in the lexicon): a term the index lacks is known so
+        # at once, without a lookup in Whoosh's terms table. A field not listed is asked of Whoosh.
+        self._terms = {name: frozenset(ts) for name, ts in (terms or {}).items()}
 
     def _field_lengths(self, field: str) -> np.ndarray:
         arr = self._lengths.get(field)
@@ -992,6 +1004,9 @@ class _Evaluator:
         hit = self._postings.get(key)
         if hit is not None:
             return hit
+        known = self._terms.get(field)
+        if known is not None and text not in known:
+            return _NO_POSTINGS  # not kept (see below)
         with self._lock:
             hit = self._postings.get(key)
             if hit is not None:
@@ -1245,7 +1260,7 @@ class SearchIndex:
         self._analysed: dict[str, list[Word]] = {}
         self._index_synonyms()
         self._index_spellings()
-        self._evaluator = _Evaluator(self.ix)
+        self._evaluator = _Evaluator(self.ix, lex.get("terms"))
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
