@@ -1083,7 +1083,7 @@ class _Evaluator:
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
             ib, _ = self.run(b, memo)
-            keep = _members(ia, ib)
+            keep = _members(ia, ib, self.n)
             return ia[keep], _times(sa[keep], q.boost)
         if isinstance(q, Q.ConstantScoreQuery):
             ids, _ = self.run(q.child, memo)
@@ -1092,11 +1092,7 @@ class _Evaluator:
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
             ib, sb = self.run(b, memo)
-            if len(ib) * 64 > self.n and len(ia) * 64 > self.n:  # both not tiny: look up over the corpus
-                spread = np.zeros(self.n)
-                spread[ib] = sb
-                return ia, _times(sa + spread[ia], q.boost)
-            return ia, _times(sa + _scores_at(ib, sb, ia), q.boost)
+            return ia, _times(sa + _scores_at(ib, sb, ia, self.n), q.boost)
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
@@ -1129,10 +1125,10 @@ class _Evaluator:
                 if not len(common):
                     return _EMPTY
                 if ids is not common:
-                    common = common[_members(common, ids)]
+                    common = common[_members(common, ids, self.n)]
             scores = np.zeros(len(common))
             for ids, sc, boost in parts:
-                at = sc[np.searchsorted(ids, common)]
+                at = _scores_at(ids, sc, common, self.n)
                 scores += at * boost if boost != 1.0 else at
             return common, _times(scores, q.boost)
         if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
@@ -1210,22 +1206,36 @@ def _times(scores: np.ndarray, boost: float) -> np.ndarray:
     return scores if boost == 1.0 else scores * boost
 
 
-def _members(ids: np.ndarray, of: np.ndarray) -> np.ndarray:
-    """Which of the (sorted) `ids` are in the (sorted) array `of`: a boolean array."""
+# Looking documents up in a result: by a binary search each when they are far fewer than the result's
+# documents, otherwise through an array the corpus's size (filling and reading one costs a few microseconds;
+# a binary search per document, a few thousand of them, costs far more).
+_SEARCH_BELOW = 16
+
+
+def _members(ids: np.ndarray, of: np.ndarray, n: int) -> np.ndarray:
+    """Which of the (sorted) `ids` are in the (sorted) array `of` (document numbers under `n`): booleans."""
     if not len(of):
         return np.zeros(len(ids), dtype=bool)
-    pos = np.searchsorted(of, ids)
-    pos[pos == len(of)] = 0
-    return of[pos] == ids
+    if len(ids) * _SEARCH_BELOW < len(of):
+        pos = np.searchsorted(of, ids)
+        pos[pos == len(of)] = 0
+        return of[pos] == ids
+    mask = np.zeros(n, dtype=bool)
+    mask[of] = True
+    return mask[ids]
 
 
-def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The scores of the documents `at` in a sparse result (0 where absent)."""
+def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
+    """The scores of the documents `at` in a sparse result (0 where absent; document numbers under `n`)."""
     if not len(ids):
         return np.zeros(len(at))
-    pos = np.searchsorted(ids, at)
-    pos[pos == len(ids)] = 0
-    return np.where(ids[pos] == at, scores[pos], 0.0)
+    if len(at) * _SEARCH_BELOW < len(ids):
+        pos = np.searchsorted(ids, at)
+        pos[pos == len(ids)] = 0
+        return np.where(ids[pos] == at, scores[pos], 0.0)
+    spread = np.zeros(n)
+    spread[ids] = scores
+    return spread[at]
 
 
 # --- searching -----------------------------------------------------------------------------------------
