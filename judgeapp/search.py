@@ -1102,10 +1102,11 @@ class _Evaluator:
             # the term children first, then the others (the order a dense evaluation adds them in)
             parts = []
             for t in q.subqueries:
-                if isinstance(t, Q.Term):
+                if type(t) is Q.Term:
                     ids, sc = self.postings(t.fieldname, t.text)
-                    parts.append((ids, _times(sc, t.boost)))
-            parts += [self.run(c, memo) for c in q.subqueries if not isinstance(c, Q.Term)]
+                    if len(ids):  # (an empty part adds nothing)
+                        parts.append((ids, _times(sc, t.boost)))
+            parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
             ids, sc = self._union(parts)
             return ids, _times(sc, q.boost)
         if isinstance(q, Q.And):
@@ -1144,17 +1145,19 @@ class _Evaluator:
         leaves: dict[tuple[str, str], None] = {}
         stack = [q]
         walked: set[int] = set()  # a sub-query shared by several signals is walked once
+        term, compound = Q.Term, (Q.And, Q.Or, Q.Require, Q.AndMaybe)
         while stack:
             node = stack.pop()
-            if isinstance(node, Q.Term):
+            kind = type(node)
+            if kind is term:
                 if node.fieldname in fields:
                     leaves[(node.fieldname, node.text)] = None
             elif id(node) in walked:
                 continue
-            elif isinstance(node, (Q.And, Q.Or, Q.Require, Q.AndMaybe)):
+            elif kind in compound:
                 walked.add(id(node))
                 stack.extend(node.subqueries)
-            elif isinstance(node, Q.ConstantScoreQuery):
+            elif kind is Q.ConstantScoreQuery:
                 stack.append(node.child)
         if not docnums or not leaves:
             return set()
@@ -1289,6 +1292,7 @@ class SearchIndex:
         self._synonym_by_lemma: dict[str, list[tuple[list[str], int]]] = {}
         self._synonym_by_reading: dict[str, list[int]] = {}
         self._phrases: list[list[list[Word]]] = []
+        self._phrase_built: dict[tuple[int, bool], list[Q.Query]] = {}  # (entry, one word): `_phrase_queries`
         self._entry_keys: list[set[str]] = []  # what one query word may be to be an entry's key
         for i, (keys, means) in enumerate(self.synonyms):
             self._phrases.append([self._words(m) for m in means])
@@ -1585,7 +1589,11 @@ class SearchIndex:
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
         """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
-        however many words it has."""
+        however many words it has. Built once per entry (they depend on the list and the index only; queries
+        are never changed once built, so every search may share them)."""
+        hit = self._phrase_built.get((e, one_word))
+        if hit is not None:
+            return hit
         out = []
         for phrase in self._phrases[e]:
             terms = [
@@ -1593,6 +1601,7 @@ class SearchIndex:
             ]
             if terms:
                 out.append(_weighted(Q.And(terms), WEIGHT["phrase"] / (len(terms) if one_word else 1)))
+        self._phrase_built[(e, one_word)] = out
         return out
 
     def _attach_phrases(
