@@ -1076,6 +1076,9 @@ class _Evaluator:
         return u, np.bincount(inverse, weights=weights, minlength=len(u))
 
     def _run(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        kind = type(q)
+        if (kind is Q.Or or kind is Q.And) and len(q.subqueries) > 1:  # the most frequent nodes, first
+            return self._or(q, memo) if kind is Q.Or else self._and(q, memo)
         if isinstance(q, Q.Term):
             ids, sc = self.postings(q.fieldname, q.text)
             return ids, _times(sc, q.boost)
@@ -1099,42 +1102,50 @@ class _Evaluator:
                 return _EMPTY
             return self.run(q.subqueries[0], memo)
         if isinstance(q, Q.Or):
-            # the term children first, then the others (the order a dense evaluation adds them in)
-            parts = []
-            for t in q.subqueries:
-                if type(t) is Q.Term:
-                    ids, sc = self.postings(t.fieldname, t.text)
-                    if len(ids):  # (an empty part adds nothing)
-                        parts.append((ids, _times(sc, t.boost)))
-            parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
-            ids, sc = self._union(parts)
-            return ids, _times(sc, q.boost)
+            return self._or(q, memo)
         if isinstance(q, Q.And):
-            if all(isinstance(c, Q.Term) for c in q.subqueries):
-                parts = [(*self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
-            else:
-                parts = []
-                for c in q.subqueries:  # an empty child empties the whole: the rest need not be run
-                    ids, sc = self.run(c, memo)
-                    if not len(ids):
-                        return _EMPTY
-                    parts.append((ids, sc, 1.0))
-            common = min((p[0] for p in parts), key=len)
-            if not len(common):
-                return _EMPTY
-            for ids, _, _ in sorted(parts, key=lambda p: len(p[0])):
-                if not len(common):
-                    return _EMPTY
-                if ids is not common:
-                    common = common[_members(common, ids, self.n)]
-            scores = np.zeros(len(common))
-            for ids, sc, boost in parts:
-                at = _scores_at(ids, sc, common, self.n)
-                scores += at * boost if boost != 1.0 else at
-            return common, _times(scores, q.boost)
+            return self._and(q, memo)
         if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
             return _EMPTY
         raise TypeError(f"query type {type(q).__name__} is not evaluated")
+
+    def _or(self, q: Q.Or, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        """An Or of two queries or more."""
+        # the term children first, then the others (the order a dense evaluation adds them in)
+        parts = []
+        for t in q.subqueries:
+            if type(t) is Q.Term:
+                ids, sc = self.postings(t.fieldname, t.text)
+                if len(ids):  # (an empty part adds nothing)
+                    parts.append((ids, _times(sc, t.boost)))
+        parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
+        ids, sc = self._union(parts)
+        return ids, _times(sc, q.boost)
+
+    def _and(self, q: Q.And, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        """An And of two queries or more."""
+        if all(isinstance(c, Q.Term) for c in q.subqueries):
+            parts = [(*self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
+        else:
+            parts = []
+            for c in q.subqueries:  # an empty child empties the whole: the rest need not be run
+                ids, sc = self.run(c, memo)
+                if not len(ids):
+                    return _EMPTY
+                parts.append((ids, sc, 1.0))
+        common = min((p[0] for p in parts), key=len)
+        if not len(common):
+            return _EMPTY
+        for ids, _, _ in sorted(parts, key=lambda p: len(p[0])):
+            if not len(common):
+                return _EMPTY
+            if ids is not common:
+                common = common[_members(common, ids, self.n)]
+        scores = np.zeros(len(common))
+        for ids, sc, boost in parts:
+            at = sc if ids is common else _scores_at(ids, sc, common, self.n)  # (the part no other narrowed)
+            scores += at * boost if boost != 1.0 else at
+        return common, _times(scores, q.boost)
 
     def terms_matched(
         self, q: Q.Query, docnums: list[int], fields: set[str], few: frozenset[str] = frozenset()
