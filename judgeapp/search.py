@@ -28,6 +28,7 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -1175,21 +1176,25 @@ class _Evaluator:
         wanted = np.zeros(self.n, dtype=bool)
         wanted[docnums] = True
         out: set[tuple[str, str]] = set()
+        found_few: set[str] = set()
         keys, lists = [], []
+        postings = self.postings
         for key in leaves:
-            ids = self.postings(*key)[0]
+            if key[0] in found_few:
+                continue  # these count only as a whole (one found is enough): the first found ends the search
+            ids = postings(*key)[0]
             if not len(ids):
                 continue
             if key[0] in few:
-                # these count only as a whole (one found is enough): the first found ends the search
-                if key[0] not in {f for f, _ in out} and wanted[ids].any():
+                if wanted[ids].any():
                     out.add(key)
+                    found_few.add(key[0])
                 continue
             keys.append(key)
             lists.append(ids)
         if keys:
             held = wanted[np.concatenate(lists)]
-            starts = np.cumsum([0] + [len(x) for x in lists[:-1]])
+            starts = np.fromiter(accumulate([len(x) for x in lists[:-1]], initial=0), np.int64, len(lists))
             found = np.logical_or.reduceat(held, starts)
             out.update(keys[i] for i in np.flatnonzero(found))
         return out
