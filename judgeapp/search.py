@@ -1260,6 +1260,52 @@ def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray, n: int) -> n
 # --- searching -----------------------------------------------------------------------------------------
 
 
+_GAP = frozenset("・･ー")  # what a needle skips between its characters (with white space)
+
+
+class _Marker:
+    """Where the snippets mark a query's matched terms: the spans `re.finditer` would give for the regular
+    expression `a|b|…` of the branches, in their order (a surface as written; a needle, its characters with
+    any middle dots, long-vowel marks and spaces between them), without compiling one for each query
+    (compiling took longer than the rest of a snippet). As the expression does, from left to right: at each
+    place the first branch that matches there, then on from its end. A needle's characters are squashed
+    (`textnorm.squash`), none of them a gap, so each match is found without going back."""
+
+    def __init__(self, branches: list[tuple[str, bool]]):
+        self.branches = branches  # (text, whether it is a needle)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found: dict[int, tuple[int, int]] = {}  # start → (the first branch that matches there, its end)
+        for rank, (branch, needle) in enumerate(self.branches):
+            if not branch:
+                continue
+            at = text.find(branch[0] if needle else branch)
+            while at >= 0:
+                end = self._needle_end(text, at, branch) if needle else at + len(branch)
+                if end > at and at not in found:  # (a branch before this one matches there: it wins)
+                    found[at] = (rank, end)
+                at = text.find(branch[0] if needle else branch, at + 1)
+        out, pos = [], 0
+        for at in sorted(found):
+            if at >= pos:
+                end = found[at][1]
+                out.append((at, end))
+                pos = end
+        return out
+
+    @staticmethod
+    def _needle_end(text: str, at: int, needle: str) -> int:
+        """Where the needle's match that starts at `at` ends (`at` when none does)."""
+        i, n = at + 1, len(text)
+        for ch in needle[1:]:
+            while i < n and (text[i] in _GAP or text[i].isspace()):
+                i += 1
+            if i >= n or text[i] != ch:
+                return at
+            i += 1
+        return i
+
+
 @dataclass
 class QueryWord:
     """One word of a judge's query, analysed once: what it is matched by."""
@@ -1779,11 +1825,14 @@ class SearchIndex:
         # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
         return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
 
-    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> re.Pattern | None:
-        """One regular expression for every surface of the query's matched terms (built once a query)."""
-        patterns = [re.escape(x) for x in self._surfaces(terms, short)]
-        patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
-        return re.compile("|".join(sorted(patterns, key=len, reverse=True))) if patterns else None
+    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> _Marker | None:
+        """What marks every surface of the query's matched terms (built once a query)."""
+        branches = [(re.escape(x), x, False) for x in self._surfaces(terms, short)]
+        branches += [
+            ("[・･ー\\s]*".join(re.escape(ch) for ch in t), t, True) for f, t in terms if f == "needle"
+        ]
+        branches.sort(key=lambda b: len(b[0]), reverse=True)
+        return _Marker([(text, needle) for _, text, needle in branches]) if branches else None
 
     def _snippet(
         self,
@@ -1792,14 +1841,12 @@ class SearchIndex:
         width: int = 110,
         short: bool = False,
         folded: str | None = None,
-        marker: re.Pattern | None = None,
+        marker: _Marker | None = None,
     ) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
         folded = fold(text) if folded is None else folded
-        regex = marker if marker is not None else self._marker(terms, short)
-        spans: list[tuple[int, int]] = []
-        if regex is not None:
-            spans = [m.span() for m in regex.finditer(folded) if m.end() > m.start()]
+        marks = marker if marker is not None else self._marker(terms, short)
+        spans = marks.spans(folded) if marks is not None else []
         start = 0
         if spans:
             # The window that holds the most marks (spans come in order of their start).
