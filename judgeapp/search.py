@@ -989,6 +989,7 @@ class _Evaluator:
         # Each field's terms (`build_index` lists them in the lexicon): a term the index lacks is known so
         # at once, without a lookup in Whoosh's terms table. A field not listed is asked of Whoosh.
         self._terms = {name: frozenset(ts) for name, ts in (terms or {}).items()}
+        self._kept: dict[int, list] = {}  # `keep`
 
     def _field_lengths(self, field: str) -> np.ndarray:
         arr = self._lengths.get(field)
@@ -1048,15 +1049,26 @@ class _Evaluator:
         its posting lists cost, not the corpus's size. Each document's score adds up its parts in the order
         a dense evaluation over the whole corpus would, so the scores are the same to the last bit. A
         sub-query object used in several places of the query (a word in the all-words and the all-but-one
-        signals) is evaluated once."""
+        signals) is evaluated once; a query kept (`keep`) once for all."""
         if memo is None:
             memo = {}
         hit = memo.get(id(q))
         if hit is not None:
             return hit[1]
+        kept = self._kept.get(id(q))
+        if kept is not None and kept[1] is not None:
+            return kept[1]
         out = self._run(q, memo)
         memo[id(q)] = (q, out)  # q kept so that its id is not reused while the memo lives
+        if kept is not None:
+            kept[1] = out
         return out
+
+    def keep(self, q: Q.Query) -> None:
+        """Keep the query's result (and its terms) once evaluated: for a query built once and used by many
+        searches, which depends on the index only (a synonym entry's phrases). Bounded by what is kept so:
+        the queries of the reviewed list, never what a judge typed."""
+        self._kept.setdefault(id(q), [q, None, None])  # the query (so that its id stays its), result, terms
 
     def _union(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """The documents of any part, each scoring the sum of its parts' scores (added in the parts' order)."""
@@ -1154,23 +1166,7 @@ class _Evaluator:
         """The query's terms (in `fields`) that any of the documents holds (what the snippets mark), in a
         few array operations for all the terms at once. For a field in `few`, one such term at most (the
         first found): the caller asks only whether there is one."""
-        leaves: dict[tuple[str, str], None] = {}
-        stack = [q]
-        walked: set[int] = set()  # a sub-query shared by several signals is walked once
-        term, compound = Q.Term, (Q.And, Q.Or, Q.Require, Q.AndMaybe)
-        while stack:
-            node = stack.pop()
-            kind = type(node)
-            if kind is term:
-                if node.fieldname in fields:
-                    leaves[(node.fieldname, node.text)] = None
-            elif id(node) in walked:
-                continue
-            elif kind in compound:
-                walked.add(id(node))
-                stack.extend(node.subqueries)
-            elif kind is Q.ConstantScoreQuery:
-                stack.append(node.child)
+        leaves = self._leaves(q, fields)
         if not docnums or not leaves:
             return set()
         wanted = np.zeros(self.n, dtype=bool)
@@ -1198,6 +1194,34 @@ class _Evaluator:
             found = np.logical_or.reduceat(held, starts)
             out.update(keys[i] for i in np.flatnonzero(found))
         return out
+
+    def _leaves(self, q: Q.Query, fields: set[str] | None) -> dict[tuple[str, str], None]:
+        """The query's terms (those in `fields`; all for None), each once. A sub-query shared by several
+        signals is walked once, a kept one (`keep`) once for all."""
+        leaves: dict[tuple[str, str], None] = {}
+        stack = [q]
+        walked: set[int] = set()
+        term, compound = Q.Term, (Q.And, Q.Or, Q.Require, Q.AndMaybe)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is term:
+                if fields is None or node.fieldname in fields:
+                    leaves[(node.fieldname, node.text)] = None
+                continue
+            if id(node) in walked:
+                continue
+            walked.add(id(node))
+            kept = self._kept.get(id(node))
+            if kept is not None and node is not q:
+                if kept[2] is None:
+                    kept[2] = list(self._leaves(node, None))
+                leaves.update((key, None) for key in kept[2] if fields is None or key[0] in fields)
+            elif kind in compound:
+                stack.extend(node.subqueries)
+            elif kind is Q.ConstantScoreQuery:
+                stack.append(node.child)
+        return leaves
 
     def top(self, scores: np.ndarray, mask: np.ndarray, limit: int) -> list[int]:
         """The best `limit` documents of a dense evaluation (`evaluate`)."""
@@ -1279,12 +1303,22 @@ class _Marker:
         for rank, (branch, needle) in enumerate(self.branches):
             if not branch:
                 continue
-            at = text.find(branch[0] if needle else branch)
+            if not needle or len(branch) == 1:  # (a needle of one character is that character)
+                at = text.find(branch)
+                while at >= 0:
+                    if at not in found:  # (a branch before this one matches there: it wins)
+                        found[at] = (rank, at + len(branch))
+                    at = text.find(branch, at + 1)
+                continue
+            first, second = branch[0], branch[1:2]
+            at = text.find(first)
             while at >= 0:
-                end = self._needle_end(text, at, branch) if needle else at + len(branch)
-                if end > at and at not in found:  # (a branch before this one matches there: it wins)
-                    found[at] = (rank, end)
-                at = text.find(branch[0] if needle else branch, at + 1)
+                after = text[at + 1 : at + 2]  # (most places fail here: not the second character, no gap)
+                if at not in found and (after == second or after in _GAP or after.isspace()):
+                    end = self._needle_end(text, at, branch)
+                    if end > at:
+                        found[at] = (rank, end)
+                at = text.find(first, at + 1)
         out, pos = [], 0
         for at in sorted(found):
             if at >= pos:
@@ -1663,6 +1697,8 @@ class SearchIndex:
             ]
             if terms:
                 out.append(_weighted(Q.And(terms), WEIGHT["phrase"] / (len(terms) if one_word else 1)))
+        for q in out:
+            self._evaluator.keep(q)
         self._phrase_built[(e, one_word)] = out
         return out
 
