@@ -1153,12 +1153,36 @@ class _Evaluator:
             if not len(common):
                 return _EMPTY
             if ids is not common:
-                common = common[_members(common, ids, self.n)]
+                if len(common) * _SEARCH_BELOW < len(ids):
+                    common = common[_members(common, ids, self.n)]
+                else:
+                    common = common[self._spread(ids, None, memo)[common]]
         scores = np.zeros(len(common))
         for ids, sc, boost in parts:
-            at = sc if ids is common else _scores_at(ids, sc, common, self.n)  # (the part no other narrowed)
+            if ids is common:  # the part no other narrowed
+                at = sc
+            elif len(common) * _SEARCH_BELOW < len(ids):
+                at = _scores_at(ids, sc, common, self.n)
+            else:
+                at = self._spread(ids, sc, memo)[common]
             scores += at * boost if boost != 1.0 else at
         return common, _times(scores, q.boost)
+
+    def _spread(self, ids: np.ndarray, scores: np.ndarray | None, memo: dict) -> np.ndarray:
+        """A result over the whole corpus: whether each document is in it (`scores` None), or its score (0
+        where absent). Made once a query for each result (a word's result is looked up by the all-words
+        signal and by each all-but-one signal); the memo keeps the arrays, so that their ids stay theirs."""
+        key = ("spread", id(ids), id(scores))
+        hit = memo.get(key)
+        if hit is None:
+            if scores is None:
+                out = np.zeros(self.n, dtype=bool)
+                out[ids] = True
+            else:
+                out = np.zeros(self.n)
+                out[ids] = scores
+            hit = memo[key] = (ids, scores, out)
+        return hit[2]
 
     def terms_matched(
         self, q: Q.Query, docnums: list[int], fields: set[str], few: frozenset[str] = frozenset()
