@@ -1079,7 +1079,7 @@ class _Evaluator:
             return parts[0]
         ids = np.concatenate([p[0] for p in parts])
         weights = np.concatenate([p[1] for p in parts])
-        if len(ids) * 64 > self.n:  # not tiny: count over the corpus (cheaper than sorting)
+        if self.n <= _DENSE_UP_TO or len(ids) * 64 > self.n:  # count over the corpus (cheaper than sorting)
             dense = np.bincount(ids, weights=weights, minlength=self.n)
             present = np.zeros(self.n, dtype=bool)
             present[ids] = True
@@ -1277,6 +1277,9 @@ def _times(scores: np.ndarray, boost: float) -> np.ndarray:
 # documents, otherwise through an array the corpus's size (filling and reading one costs a few microseconds;
 # a binary search per document, a few thousand of them, costs far more).
 _SEARCH_BELOW = 16
+# Up to this many sections, a union is counted over the whole corpus however few its documents (sorting
+# them, `np.unique`, costs more until the corpus is larger).
+_DENSE_UP_TO = 20_000
 
 
 def _members(ids: np.ndarray, of: np.ndarray, n: int) -> np.ndarray:
