@@ -962,6 +962,7 @@ def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
 # --- evaluating ------------------------------------------------------------------------------------------
 
 
+_WITHIN = "within"  # the memo's entry for the evaluation's scope (`_Evaluator.run`'s game)
 _NO_POSTINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 _NO_POSTINGS[0].flags.writeable = _NO_POSTINGS[1].flags.writeable = False  # shared: never changed in place
 
@@ -990,6 +991,8 @@ class _Evaluator:
         # at once, without a lookup in Whoosh's terms table. A field not listed is asked of Whoosh.
         self._terms = {name: frozenset(ts) for name, ts in (terms or {}).items()}
         self._kept: dict[int, list] = {}  # `keep`
+        self._games: dict[str, np.ndarray] = {}  # `_game_docs`
+        self._in_game: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}  # `_term`
 
     def _field_lengths(self, field: str) -> np.ndarray:
         arr = self._lengths.get(field)
@@ -1044,31 +1047,71 @@ class _Evaluator:
         mask[ids] = True
         return scores, mask
 
-    def run(self, q: Q.Query, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def run(
+        self, q: Q.Query, memo: dict | None = None, game: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(matching document numbers, ascending; their scores). Sparse: a query of a few terms costs what
         its posting lists cost, not the corpus's size. Each document's score adds up its parts in the order
         a dense evaluation over the whole corpus would, so the scores are the same to the last bit. A
         sub-query object used in several places of the query (a word in the all-words and the all-but-one
-        signals) is evaluated once; a query kept (`keep`) once for all."""
+        signals) is evaluated once; a query kept (`keep`) once for all.
+
+        With a `game`, only that game's sections (what `Require(q, Term("game", game))` gives), each term's
+        postings cut to them first: every operation is a document's own (a document's score is the sum of
+        its own terms' scores), so the game's documents come out with the same scores, and the rest of a
+        large corpus costs nothing."""
         if memo is None:
             memo = {}
+            if game is not None:
+                docs = self._game_docs(game)
+                if docs is None:
+                    return _EMPTY
+                memo[_WITHIN] = (game, docs)
         hit = memo.get(id(q))
         if hit is not None:
             return hit[1]
         kept = self._kept.get(id(q))
-        if kept is not None and kept[1] is not None:
-            return kept[1]
+        scope = memo.get(_WITHIN)
+        if kept is not None:
+            out = kept[1].get(scope[0] if scope else None)
+            if out is not None:
+                return out
         out = self._run(q, memo)
         memo[id(q)] = (q, out)  # q kept so that its id is not reused while the memo lives
         if kept is not None:
-            kept[1] = out
+            kept[1][scope[0] if scope else None] = out
         return out
 
     def keep(self, q: Q.Query) -> None:
-        """Keep the query's result (and its terms) once evaluated: for a query built once and used by many
-        searches, which depends on the index only (a synonym entry's phrases). Bounded by what is kept so:
-        the queries of the reviewed list, never what a judge typed."""
-        self._kept.setdefault(id(q), [q, None, None])  # the query (so that its id stays its), result, terms
+        """Keep the query's result (per game; and its terms) once evaluated: for a query built once and used
+        by many searches, which depends on the index only (a synonym entry's phrases). Bounded by what is
+        kept so: the queries of the reviewed list (times the index's games), never what a judge typed."""
+        self._kept.setdefault(id(q), [q, {}, None])  # the query (so that its id stays its), results, terms
+
+    def _game_docs(self, game: str) -> np.ndarray | None:
+        """Which documents are the game's (None for a game the index lacks, which is not kept)."""
+        hit = self._games.get(game)
+        if hit is None:
+            ids = self.postings("game", game)[0]
+            if not len(ids):
+                return None
+            hit = np.zeros(self.n, dtype=bool)
+            hit[ids] = True
+            self._games[game] = hit
+        return hit
+
+    def _term(self, field: str, text: str, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        """A term's postings in the evaluation's scope (`run`'s game), cut once per game and term."""
+        ids, sc = self.postings(field, text)
+        scope = memo.get(_WITHIN)
+        if scope is None or not len(ids):
+            return ids, sc
+        key = (scope[0], field, text)  # bounded: the index's games and terms
+        hit = self._in_game.get(key)
+        if hit is None:
+            keep = scope[1][ids]
+            hit = self._in_game[key] = (ids[keep], sc[keep])
+        return hit
 
     def _union(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
         """The documents of any part, each scoring the sum of its parts' scores (added in the parts' order)."""
@@ -1093,7 +1136,7 @@ class _Evaluator:
         if (kind is Q.Or or kind is Q.And) and len(q.subqueries) > 1:  # the most frequent nodes, first
             return self._or(q, memo) if kind is Q.Or else self._and(q, memo)
         if isinstance(q, Q.Term):
-            ids, sc = self.postings(q.fieldname, q.text)
+            ids, sc = self._term(q.fieldname, q.text, memo)
             return ids, _times(sc, q.boost)
         if isinstance(q, Q.Require):
             a, b = q.subqueries
@@ -1128,7 +1171,7 @@ class _Evaluator:
         parts = []
         for t in q.subqueries:
             if type(t) is Q.Term:
-                ids, sc = self.postings(t.fieldname, t.text)
+                ids, sc = self._term(t.fieldname, t.text, memo)
                 if len(ids):  # (an empty part adds nothing)
                     parts.append((ids, _times(sc, t.boost)))
         parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
@@ -1138,7 +1181,7 @@ class _Evaluator:
     def _and(self, q: Q.And, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         """An And of two queries or more."""
         if all(isinstance(c, Q.Term) for c in q.subqueries):
-            parts = [(*self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
+            parts = [(*self._term(c.fieldname, c.text, memo), c.boost) for c in q.subqueries]
         else:
             parts = []
             for c in q.subqueries:  # an empty child empties the whole: the rest need not be run
@@ -1842,9 +1885,7 @@ class SearchIndex:
         if q is None:
             return Results(query=text, total=0, hits=[])
         ev = self._evaluator
-        if game:
-            q = Q.Require(q, Q.Term("game", game))
-        ids, scores = ev.run(q)
+        ids, scores = ev.run(q, game=game or None)  # (as `Require(q, Term("game", game))`)
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
