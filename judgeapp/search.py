@@ -962,7 +962,8 @@ def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
 # --- evaluating ------------------------------------------------------------------------------------------
 
 
-_WITHIN = "within"  # the memo's entry for the evaluation's scope (`_Evaluator.run`'s game)
+# The memo's entries for the evaluation's scope (`_Evaluator.run`'s game) and the count of its documents.
+_WITHIN, _SIZE = "within", "size"
 _NO_POSTINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 _NO_POSTINGS[0].flags.writeable = _NO_POSTINGS[1].flags.writeable = False  # shared: never changed in place
 
@@ -991,7 +992,7 @@ class _Evaluator:
         # at once, without a lookup in Whoosh's terms table. A field not listed is asked of Whoosh.
         self._terms = {name: frozenset(ts) for name, ts in (terms or {}).items()}
         self._kept: dict[int, list] = {}  # `keep`
-        self._games: dict[str, np.ndarray] = {}  # `_game_docs`
+        self._games: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # `_game_docs`
         self._in_game: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}  # `_term`
 
     def _field_lengths(self, field: str) -> np.ndarray:
@@ -1057,16 +1058,20 @@ class _Evaluator:
         signals) is evaluated once; a query kept (`keep`) once for all.
 
         With a `game`, only that game's sections (what `Require(q, Term("game", game))` gives), each term's
-        postings cut to them first: every operation is a document's own (a document's score is the sum of
-        its own terms' scores), so the game's documents come out with the same scores, and the rest of a
-        large corpus costs nothing."""
+        postings cut to them first and numbered among them (0 for the game's first section): every
+        operation is a document's own (a document's score is the sum of its own terms' scores), so the
+        game's documents come out with the same scores, in the same order, and the rest of a large corpus
+        costs nothing."""
         if memo is None:
-            memo = {}
+            memo = {_SIZE: self.n}
             if game is not None:
-                docs = self._game_docs(game)
-                if docs is None:
+                scope = self._game_docs(game)
+                if scope is None:
                     return _EMPTY
-                memo[_WITHIN] = (game, docs)
+                memo[_WITHIN] = (game, *scope)
+                memo[_SIZE] = len(scope[2])
+                ids, sc = self.run(q, memo)
+                return scope[2][ids], sc  # the game's numbering back to the corpus's
         hit = memo.get(id(q))
         if hit is not None:
             return hit[1]
@@ -1088,16 +1093,17 @@ class _Evaluator:
         kept so: the queries of the reviewed list (times the index's games), never what a judge typed."""
         self._kept.setdefault(id(q), [q, {}, None])  # the query (so that its id stays its), results, terms
 
-    def _game_docs(self, game: str) -> np.ndarray | None:
-        """Which documents are the game's (None for a game the index lacks, which is not kept)."""
+    def _game_docs(self, game: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """A game's documents: whether each document is the game's, its number among the game's, and the
+        game's documents (None for a game the index lacks, which is not kept)."""
         hit = self._games.get(game)
         if hit is None:
             ids = self.postings("game", game)[0]
             if not len(ids):
                 return None
-            hit = np.zeros(self.n, dtype=bool)
-            hit[ids] = True
-            self._games[game] = hit
+            mask = np.zeros(self.n, dtype=bool)
+            mask[ids] = True
+            hit = self._games[game] = (mask, np.cumsum(mask) - 1, ids)
         return hit
 
     def _term(self, field: str, text: str, memo: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -1110,11 +1116,13 @@ class _Evaluator:
         hit = self._in_game.get(key)
         if hit is None:
             keep = scope[1][ids]
-            hit = self._in_game[key] = (ids[keep], sc[keep])
+            hit = self._in_game[key] = (scope[2][ids[keep]], sc[keep])
         return hit
 
-    def _union(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """The documents of any part, each scoring the sum of its parts' scores (added in the parts' order)."""
+    @staticmethod
+    def _union(parts: list[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The documents (numbered under `n`) of any part, each scoring the sum of its parts' scores (added
+        in the parts' order)."""
         parts = [p for p in parts if len(p[0])]
         if not parts:
             return _EMPTY
@@ -1122,9 +1130,9 @@ class _Evaluator:
             return parts[0]
         ids = np.concatenate([p[0] for p in parts])
         weights = np.concatenate([p[1] for p in parts])
-        if self.n <= _DENSE_UP_TO or len(ids) * 64 > self.n:  # count over the corpus (cheaper than sorting)
-            dense = np.bincount(ids, weights=weights, minlength=self.n)
-            present = np.zeros(self.n, dtype=bool)
+        if n <= _DENSE_UP_TO or len(ids) * 64 > n:  # count over the corpus (cheaper than sorting)
+            dense = np.bincount(ids, weights=weights, minlength=n)
+            present = np.zeros(n, dtype=bool)
             present[ids] = True
             u = np.flatnonzero(present)
             return u, dense[u]
@@ -1142,7 +1150,7 @@ class _Evaluator:
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
             ib, _ = self.run(b, memo)
-            keep = _members(ia, ib, self.n)
+            keep = _members(ia, ib, memo[_SIZE])
             return ia[keep], _times(sa[keep], q.boost)
         if isinstance(q, Q.ConstantScoreQuery):
             ids, _ = self.run(q.child, memo)
@@ -1151,7 +1159,7 @@ class _Evaluator:
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
             ib, sb = self.run(b, memo)
-            return ia, _times(sa + _scores_at(ib, sb, ia, self.n), q.boost)
+            return ia, _times(sa + _scores_at(ib, sb, ia, memo[_SIZE]), q.boost)
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
@@ -1175,7 +1183,7 @@ class _Evaluator:
                 if len(ids):  # (an empty part adds nothing)
                     parts.append((ids, _times(sc, t.boost)))
         parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
-        ids, sc = self._union(parts)
+        ids, sc = self._union(parts, memo[_SIZE])
         return ids, _times(sc, q.boost)
 
     def _and(self, q: Q.And, memo: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -1197,7 +1205,7 @@ class _Evaluator:
                 return _EMPTY
             if ids is not common:
                 if len(common) * _SEARCH_BELOW < len(ids):
-                    common = common[_members(common, ids, self.n)]
+                    common = common[_members(common, ids, memo[_SIZE])]
                 else:
                     common = common[self._spread(ids, None, memo)[common]]
         scores = np.zeros(len(common))
@@ -1205,7 +1213,7 @@ class _Evaluator:
             if ids is common:  # the part no other narrowed
                 at = sc
             elif len(common) * _SEARCH_BELOW < len(ids):
-                at = _scores_at(ids, sc, common, self.n)
+                at = _scores_at(ids, sc, common, memo[_SIZE])
             else:
                 at = self._spread(ids, sc, memo)[common]
             scores += at * boost if boost != 1.0 else at
@@ -1219,10 +1227,10 @@ class _Evaluator:
         hit = memo.get(key)
         if hit is None:
             if scores is None:
-                out = np.zeros(self.n, dtype=bool)
+                out = np.zeros(memo[_SIZE], dtype=bool)
                 out[ids] = True
             else:
-                out = np.zeros(self.n)
+                out = np.zeros(memo[_SIZE])
                 out[ids] = scores
             hit = memo[key] = (ids, scores, out)
         return hit[2]
