@@ -1236,24 +1236,34 @@ class _Evaluator:
         return hit[2]
 
     def terms_matched(
-        self, q: Q.Query, docnums: list[int], fields: set[str], few: frozenset[str] = frozenset()
+        self,
+        q: Q.Query,
+        docnums: list[int],
+        fields: set[str],
+        few: frozenset[str] = frozenset(),
+        game: str | None = None,
     ) -> set[tuple[str, str]]:
         """The query's terms (in `fields`) that any of the documents holds (what the snippets mark), in a
         few array operations for all the terms at once. For a field in `few`, one such term at most (the
-        first found): the caller asks only whether there is one."""
+        first found): the caller asks only whether there is one. Documents of one `game` are looked up in
+        the game's postings (`run`'s scope)."""
         leaves = self._leaves(q, fields)
         if not docnums or not leaves:
             return set()
-        wanted = np.zeros(self.n, dtype=bool)
+        scope = self._game_docs(game) if game else None
+        memo: dict = {_SIZE: self.n}
+        if scope is not None:
+            memo = {_WITHIN: (game, *scope), _SIZE: len(scope[2])}
+            docnums = scope[1][docnums]  # the game's numbering
+        wanted = np.zeros(memo[_SIZE], dtype=bool)
         wanted[docnums] = True
         out: set[tuple[str, str]] = set()
         found_few: set[str] = set()
         keys, lists = [], []
-        postings = self.postings
         for key in leaves:
             if key[0] in found_few:
                 continue  # these count only as a whole (one found is enough): the first found ends the search
-            ids = postings(*key)[0]
+            ids = self._term(*key, memo)[0]
             if not len(ids):
                 continue
             if key[0] in few:
@@ -1899,7 +1909,7 @@ class SearchIndex:
         short = len(needle) <= 1
         top = ev.top_of(ids, scores, limit)
         at = dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
-        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}))
+        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None)
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
         marker = self._marker(every, short)
