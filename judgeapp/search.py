@@ -1452,6 +1452,11 @@ class SearchIndex:
         self.readings = set(lex["reading"])
         self.max_reading = max((len(r) for r in self.readings), default=1)
         self._sorted_readings = sorted(self.readings)
+        lengths: dict[str, set[int]] = {}  # the lengths (2+) of the readings starting with each character
+        for r in self.readings:
+            if len(r) >= 2:
+                lengths.setdefault(r[0], set()).add(len(r))
+        self._reading_lengths = {ch: sorted(ls, reverse=True) for ch, ls in lengths.items()}
         self.synonyms = synonyms or []
         self.analyzer = analyzer()
         self._analysed: dict[str, list[Word]] = {}
@@ -1685,13 +1690,16 @@ class SearchIndex:
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
-        """Greedy longest match of a katakana string against the corpus's word readings (2+ chars)."""
+        """Greedy longest match of a katakana string against the corpus's word readings (2+ chars): at each
+        place only the lengths that readings starting with its character have are tried, longest first."""
         pieces, i, covered = [], 0, 0
+        lengths = self._reading_lengths
         while i < len(k):
-            for j in range(min(len(k), i + self.max_reading), i + 1, -1):
-                if k[i:j] in self.readings:
+            for n in lengths.get(k[i], ()):
+                j = i + n
+                if j <= len(k) and k[i:j] in self.readings:
                     pieces.append(k[i:j])
-                    covered += j - i
+                    covered += n
                     i = j
                     break
             else:
