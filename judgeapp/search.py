@@ -994,6 +994,7 @@ class _Evaluator:
         self._kept: dict[int, list] = {}  # `keep`
         self._games: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # `_game_docs`
         self._in_game: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}  # `_term`
+        self._small: dict[tuple[str | None, str, str], dict[int, float]] = {}  # `_small_postings`
 
     def _field_lengths(self, field: str) -> np.ndarray:
         arr = self._lengths.get(field)
@@ -1064,10 +1065,16 @@ class _Evaluator:
         costs nothing."""
         if memo is None:
             memo = {_SIZE: self.n}
-            if game is not None:
-                scope = self._game_docs(game)
-                if scope is None:
+            scope = self._game_docs(game) if game is not None else None
+            if game is not None and scope is None:
+                return _EMPTY
+            if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:
+                found = self._run_small(q, game, {})
+                if not found:
                     return _EMPTY
+                docs = sorted(found)
+                return np.array(docs, dtype=np.int64), np.array([found[d] for d in docs], dtype=np.float64)
+            if game is not None:
                 memo[_WITHIN] = (game, *scope)
                 memo[_SIZE] = len(scope[2])
                 ids, sc = self.run(q, memo)
@@ -1086,6 +1093,100 @@ class _Evaluator:
         if kept is not None:
             kept[1][scope[0] if scope else None] = out
         return out
+
+    def _small_postings(self, game: str | None, field: str, text: str) -> dict[int, float]:
+        """A term's postings in a small scope (`_run_small`): {document: score}, cut once per game and term."""
+        key = (game, field, text)  # bounded: the index's games and terms
+        hit = self._small.get(key)
+        if hit is None:
+            ids, sc = self.postings(field, text)
+            if game is not None and len(ids):
+                keep = self._games[game][0][ids]
+                ids, sc = ids[keep], sc[keep]
+            hit = self._small[key] = dict(zip(ids.tolist(), sc.tolist(), strict=True))
+        return hit
+
+    def _run_small(self, q: Q.Query, game: str | None, memo: dict) -> dict[int, float]:
+        """`run` over a scope of a few hundred documents at most (a game's sections, a small corpus), with
+        Python dicts {document: score}: numpy's cost per call is more than the work on so few documents.
+        Each document's score adds up the same parts in the same order as `_run` (floats are the same
+        doubles), so the results are the same. The dicts are shared (memo, kept results): never changed."""
+        hit = memo.get(id(q))
+        if hit is not None:
+            return hit[1]
+        kept = self._kept.get(id(q))
+        if kept is not None:
+            out = kept[1].get(("small", game))
+            if out is not None:
+                return out
+        out = self._small_node(q, game, memo)
+        memo[id(q)] = (q, out)
+        if kept is not None:
+            kept[1][("small", game)] = out
+        return out
+
+    def _small_node(self, q: Q.Query, game: str | None, memo: dict) -> dict[int, float]:
+        kind = type(q)
+        subs = q.subqueries if kind is Q.Or or kind is Q.And else ()
+        if len(subs) > 1 and kind is Q.Or:
+            parts = []
+            for t in subs:  # the term children first, then the others (`_or`'s order)
+                if type(t) is Q.Term:
+                    found = self._small_postings(game, t.fieldname, t.text)
+                    if found:
+                        parts.append(_dict_times(found, t.boost))
+            parts += [p for p in (self._run_small(c, game, memo) for c in subs if type(c) is not Q.Term) if p]
+            if not parts:
+                return {}
+            out = parts[0]
+            if len(parts) > 1:
+                out = dict(out)
+                get = out.get
+                for part in parts[1:]:
+                    for d, s in part.items():
+                        out[d] = get(d, 0.0) + s
+            return _dict_times(out, q.boost)
+        if len(subs) > 1:  # an And
+            if all(isinstance(c, Q.Term) for c in subs):
+                parts = [(self._small_postings(game, c.fieldname, c.text), c.boost) for c in subs]
+            else:
+                parts = []
+                for c in subs:
+                    found = self._run_small(c, game, memo)
+                    if not found:
+                        return {}
+                    parts.append((found, 1.0))
+            narrowest = min((p for p, _ in parts), key=len)
+            out = {}
+            for d in narrowest:
+                s = 0.0
+                for part, boost in parts:
+                    x = part.get(d)
+                    if x is None:
+                        break
+                    s += x * boost if boost != 1.0 else x
+                else:
+                    out[d] = s
+            return _dict_times(out, q.boost)
+        if isinstance(q, Q.Term):
+            return _dict_times(self._small_postings(game, q.fieldname, q.text), q.boost)
+        if isinstance(q, Q.Require):
+            a, b = q.subqueries
+            fa, fb = self._run_small(a, game, memo), self._run_small(b, game, memo)
+            return _dict_times({d: s for d, s in fa.items() if d in fb}, q.boost)
+        if isinstance(q, Q.ConstantScoreQuery):
+            score = float(q.score)
+            return dict.fromkeys(self._run_small(q.child, game, memo), score)
+        if isinstance(q, Q.AndMaybe):
+            a, b = q.subqueries
+            fa, fb = self._run_small(a, game, memo), self._run_small(b, game, memo)
+            get = fb.get
+            return _dict_times({d: s + get(d, 0.0) for d, s in fa.items()}, q.boost)
+        if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
+            return self._run_small(q.subqueries[0], game, memo) if q.subqueries else {}
+        if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
+            return {}
+        raise TypeError(f"query type {type(q).__name__} is not evaluated")
 
     def keep(self, q: Q.Query) -> None:
         """Keep the query's result (per game; and its terms) once evaluated: for a query built once and used
@@ -1341,6 +1442,16 @@ _SEARCH_BELOW = 16
 # Up to this many sections, a union is counted over the whole corpus however few its documents (sorting
 # them, `np.unique`, costs more until the corpus is larger).
 _DENSE_UP_TO = 20_000
+
+
+# Up to this many documents in a search's scope (a game's sections; the whole of a small corpus), the query
+# is evaluated with Python dicts (`_Evaluator._run_small`): numpy's cost per call is more than the work.
+_SMALL_UP_TO = 400
+
+
+def _dict_times(found: dict[int, float], boost: float) -> dict[int, float]:
+    """`_times` for a small scope's result (the same dict for 1)."""
+    return found if boost == 1.0 else {d: s * boost for d, s in found.items()}
 
 
 def _members(ids: np.ndarray, of: np.ndarray, n: int) -> np.ndarray:
