@@ -1259,6 +1259,8 @@ class _Evaluator:
         if isinstance(q, Q.AndMaybe):
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
+            if type(b) is Q.Or and len(b.subqueries) > 1 and all(type(t) is Q.Term for t in b.subqueries):
+                return ia, _times(sa + self._or_at(b, ia, memo), q.boost)
             ib, sb = self.run(b, memo)
             return ia, _times(sa + _scores_at(ib, sb, ia, memo[_SIZE]), q.boost)
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
@@ -1286,6 +1288,25 @@ class _Evaluator:
         parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
         ids, sc = self._union(parts, memo[_SIZE])
         return ids, _times(sc, q.boost)
+
+    def _or_at(self, q: Q.Or, at: np.ndarray, memo: dict) -> np.ndarray:
+        """The scores of an Or of terms at the documents `at` (0 where it does not match): what `_or` gives
+        there, each document's parts added in the same order, without counting the union over the corpus
+        (the character pairs that only rank an AndMaybe's matches)."""
+        parts = []
+        for t in q.subqueries:
+            ids, sc = self._term(t.fieldname, t.text, memo)
+            if len(ids):
+                parts.append((ids, _times(sc, t.boost)))
+        if not parts or not len(at):
+            return np.zeros(len(at))
+        ids = np.concatenate([p[0] for p in parts])
+        weights = np.concatenate([p[1] for p in parts])
+        place = np.full(memo[_SIZE], -1, dtype=np.int64)  # each document's place in `at`
+        place[at] = np.arange(len(at))
+        where = place[ids]
+        keep = where >= 0
+        return _times(np.bincount(where[keep], weights=weights[keep], minlength=len(at)), q.boost)
 
     def _and(self, q: Q.And, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         """An And of two queries or more."""
@@ -1618,6 +1639,11 @@ class SearchIndex:
         for key in self._synonym_by_key:
             lengths.setdefault(key[0], set()).add(len(key))
         self._key_lengths = {ch: sorted(ls) for ch, ls in lengths.items()}
+        self._reading_rank = {r: i for i, r in enumerate(self._synonym_by_reading)}
+        reading_lengths: dict[str, set[int]] = {}
+        for r in self._synonym_by_reading:
+            reading_lengths.setdefault(r[0], set()).add(len(r))
+        self._reading_key_lengths = {ch: sorted(ls) for ch, ls in reading_lengths.items()}
 
     def _index_spellings(self) -> None:
         """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
@@ -1887,7 +1913,15 @@ class SearchIndex:
             run = []
         if not found and is_kana(s):
             spoken = to_katakana(s)
-            found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
+            # the readings found in it, in the list's order (looked up by slice, not each tried as a substring)
+            rank = self._reading_rank
+            held = {
+                spoken[i : i + n]
+                for i in range(len(spoken))
+                for n in self._reading_key_lengths.get(spoken[i], ())
+                if spoken[i : i + n] in rank
+            }
+            found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
