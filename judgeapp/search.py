@@ -1734,7 +1734,23 @@ class SearchIndex:
             out += self._latin.get(cons, ())
         return out
 
-    def _word_query(self, qw: QueryWord, mode: str = "and") -> Q.Query:
+    def _word_query(
+        self,
+        qw: QueryWord,
+        mode: str = "and",
+        alternatives: tuple[list[Q.Query], list[Q.Query]] | None = None,
+    ) -> Q.Query:
+        """What one word of the query is matched by: its alternatives (`_word_alternatives`, or those given,
+        made once for both modes) and its short units, all of them (`and`) or any (`or`)."""
+        head, tail = alternatives if alternatives is not None else self._word_alternatives(qw)
+        parts = [Q.Term("words", p) for p in qw.word.parts]
+        if not parts:
+            return Q.Or([*head, *tail])
+        return Q.Or([*head, Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5), *tail])
+
+    def _word_alternatives(self, qw: QueryWord) -> tuple[list[Q.Query], list[Q.Query]]:
+        """A word's alternatives other than its short units: those that come before them, those after (the
+        same for `_word_query`'s two modes)."""
         w = qw.word
         alts: list[Q.Query] = []
         for f in w.forms:
@@ -1755,9 +1771,7 @@ class SearchIndex:
                             [Q.Or([Q.Term("reading", r) for r in rs]) for rs in near], boost=WEIGHT["fuzzy"]
                         )
                     )
-        if w.parts:
-            parts = [Q.Term("words", p) for p in w.parts]
-            alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
+        head, alts = alts, []
         for g in w.synonyms:
             alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
         alts.extend(qw.phrases)
@@ -1783,7 +1797,7 @@ class SearchIndex:
             if len(grams) >= 2 and all(self._has("grams", g) for g in grams):
                 boost = WEIGHT["characters"] / len(grams)
                 alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
-        return Q.Or(alts)
+        return head, alts
 
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
@@ -1983,7 +1997,14 @@ class SearchIndex:
         words, loose = self._attach_phrases(words, entries)
         # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
         core = [qw for qw in words if not qw.word.suffix] or words
-        word_queries = [self._word_query(qw) for qw in core]
+        made: dict[int, tuple[list[Q.Query], list[Q.Query]]] = {}  # each word's alternatives, for both modes
+
+        def alternatives(qw: QueryWord) -> tuple[list[Q.Query], list[Q.Query]]:
+            if id(qw) not in made:
+                made[id(qw)] = self._word_alternatives(qw)
+            return made[id(qw)]
+
+        word_queries = [self._word_query(qw, alternatives=alternatives(qw)) for qw in core]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
         if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
@@ -1993,7 +2014,9 @@ class SearchIndex:
             # A word without short units is the same query in both modes: the same object, evaluated once.
             built = {id(qw): wq for qw, wq in zip(core, word_queries, strict=True)}
             each = [
-                built[id(qw)] if id(qw) in built and not qw.word.parts else self._word_query(qw, "or")
+                built[id(qw)]
+                if id(qw) in built and not qw.word.parts
+                else self._word_query(qw, "or", alternatives(qw))
                 for qw in words
             ]
             signals.append(_weighted(Q.Or(each), WEIGHT["any"]))
