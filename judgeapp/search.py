@@ -1373,14 +1373,24 @@ class _Evaluator:
         if not docnums or not leaves:
             return set()
         scope = self._game_docs(game) if game else None
+        out: set[tuple[str, str]] = set()
+        found_few: set[str] = set()
+        if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:  # `_run_small`'s postings
+            for key in leaves:
+                if key[0] in found_few:
+                    continue
+                held = self._small_postings(game or None, *key)
+                if held and any(d in held for d in docnums):
+                    out.add(key)
+                    if key[0] in few:
+                        found_few.add(key[0])
+            return out
         memo: dict = {_SIZE: self.n}
         if scope is not None:
             memo = {_WITHIN: (game, *scope), _SIZE: len(scope[2])}
             docnums = scope[1][docnums]  # the game's numbering
         wanted = np.zeros(memo[_SIZE], dtype=bool)
         wanted[docnums] = True
-        out: set[tuple[str, str]] = set()
-        found_few: set[str] = set()
         keys, lists = [], []
         for key in leaves:
             if key[0] in found_few:
