@@ -33,7 +33,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from markupsafe import escape
 from whoosh import index as whoosh_index
 from whoosh import query as Q
 from whoosh import scoring
@@ -1448,6 +1447,9 @@ class _Evaluator:
     @staticmethod
     def top_of(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[int]:
         """The best `limit` documents: higher score first, then lower document number (as Whoosh orders)."""
+        if len(ids) <= _SORT_BELOW:  # (a few: sorted as Python floats, the same order)
+            order = sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))
+            return [d for d, _ in order[:limit]]
         if len(ids) > limit:
             sel = np.argpartition(-scores, limit - 1)[:limit]
             keep = scores >= scores[sel].min()  # keep every tie at the cut, then order
@@ -1478,6 +1480,10 @@ _DENSE_UP_TO = 20_000
 # Up to this many documents in a search's scope (a game's sections; the whole of a small corpus), the query
 # is evaluated with Python dicts (`_Evaluator._run_small`): numpy's cost per call is more than the work.
 _SMALL_UP_TO = 400
+
+
+# Up to this many matches, the best are sorted in Python (`_Evaluator.top_of`).
+_SORT_BELOW = 64
 
 
 def _dict_times(found: dict[int, float], boost: float) -> dict[int, float]:
@@ -1512,6 +1518,14 @@ def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray, n: int) -> n
 
 
 # --- searching -----------------------------------------------------------------------------------------
+
+
+def _escape(text: str) -> str:
+    """`markupsafe.escape`'s text (the same five characters, the same entities), without making a Markup."""
+    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return text.replace('"', "&#34;").replace("'", "&#39;")
+    return text
 
 
 _GAP = frozenset("・･ー")  # what a needle skips between its characters (with white space)
@@ -2174,9 +2188,9 @@ class SearchIndex:
             a, b = max(a, start), min(b, end)
             if a < pos:
                 continue
-            out.append(str(escape(text[pos:a])))
-            out.append(f"<mark>{escape(text[a:b])}</mark>")
+            out.append(_escape(text[pos:a]))
+            out.append(f"<mark>{_escape(text[a:b])}</mark>")
             pos = b
-        out.append(str(escape(text[pos:end])))
+        out.append(_escape(text[pos:end]))
         out.append("…" if end < len(text) else "")
         return "".join(out).replace("\n", " ")
