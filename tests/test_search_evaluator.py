@@ -84,6 +84,38 @@ def test_a_games_search_over_its_own_sections_equals_the_filter(own_library):
     assert len(ev.run(index.query("失格"), game="no-such-game")[0]) == 0
 
 
+def test_the_dict_evaluation_of_a_small_scope_equals_numpys(own_library, monkeypatch):
+    """A scope of a few hundred sections (a game's; the real corpus) is evaluated with dicts
+    (`_Evaluator._run_small`): the same sections, scores to the last bit, order, marked terms and top hits
+    as the numpy evaluation, over every query of the table and its words alone, with and without the game."""
+    from judgeapp import search as S
+
+    index = own_library.index
+    ev = index._evaluator
+    assert ev.n <= S._SMALL_UP_TO  # (the real corpus: the dicts' scope)
+    cases = []
+    for case in QUERIES:
+        text = clean_query(case["q"])
+        for q in (index.query(text), index.words_query(text, "or")):
+            if q is not None:
+                cases += [(q, None), *([(q, case["game"])] if case.get("game") else [])]
+    small = []
+    for q, game in cases:
+        ids, scores = ev.run(q, game=game)
+        top = ev.top_of(ids, scores, 10)
+        small.append(
+            (ids.tolist(), scores.tolist(), top, ev.terms_matched(q, top, S._MARKED_FIELDS, game=game))
+        )
+    monkeypatch.setattr(S, "_SMALL_UP_TO", 0)
+    monkeypatch.setattr(S, "_SORT_BELOW", 0)
+    for (q, game), want in zip(cases, small, strict=True):
+        ids, scores = ev.run(q, game=game)
+        top = ev.top_of(ids, scores, 10)
+        assert (ids.tolist(), scores.tolist(), top) == want[:3]
+        assert ev.terms_matched(q, top, S._MARKED_FIELDS, game=game) == want[3]
+    assert len(cases) > len(QUERIES)
+
+
 def test_the_snippet_marks_are_the_spans_of_the_alternation():
     """The snippets' marks (`search._Marker`) are the spans `re.finditer` gives for the alternation of the
     surfaces and the needle (its characters with middle dots, long-vowel marks and spaces between), in the
