@@ -993,6 +993,9 @@ class _Evaluator:
         self._kept: dict[int, list] = {}  # `keep`
         self._games: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # `_game_docs`
         self._in_game: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}  # `_term`
+        self._times: dict[
+            tuple[str | None, str, str, float], tuple[np.ndarray, np.ndarray]
+        ] = {}  # `_boosted`
         self._small: dict[tuple[str | None, str, str], dict[int, float]] = {}  # `_small_postings`
 
     def _field_lengths(self, field: str) -> np.ndarray:
@@ -1219,6 +1222,19 @@ class _Evaluator:
             hit = self._in_game[key] = (scope[2][ids[keep]], sc[keep])
         return hit
 
+    def _boosted(self, field: str, text: str, boost: float, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        """`_term`'s postings times a boost, multiplied once per scope, term and boost (bounded: the index's
+        terms and games, and the query's fixed weights)."""
+        ids, sc = self._term(field, text, memo)
+        if boost == 1.0 or not len(ids):
+            return ids, sc
+        scope = memo.get(_WITHIN)
+        key = (scope[0] if scope else None, field, text, boost)
+        hit = self._times.get(key)
+        if hit is None:
+            hit = self._times[key] = (ids, sc * boost)
+        return hit
+
     @staticmethod
     def _union(parts: list[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
         """The documents (numbered under `n`) of any part, each scoring the sum of its parts' scores (added
@@ -1244,8 +1260,7 @@ class _Evaluator:
         if (kind is Q.Or or kind is Q.And) and len(q.subqueries) > 1:  # the most frequent nodes, first
             return self._or(q, memo) if kind is Q.Or else self._and(q, memo)
         if isinstance(q, Q.Term):
-            ids, sc = self._term(q.fieldname, q.text, memo)
-            return ids, _times(sc, q.boost)
+            return self._boosted(q.fieldname, q.text, q.boost, memo)
         if isinstance(q, Q.Require):
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
@@ -1281,9 +1296,9 @@ class _Evaluator:
         parts = []
         for t in q.subqueries:
             if type(t) is Q.Term:
-                ids, sc = self._term(t.fieldname, t.text, memo)
+                ids, sc = self._boosted(t.fieldname, t.text, t.boost, memo)
                 if len(ids):  # (an empty part adds nothing)
-                    parts.append((ids, _times(sc, t.boost)))
+                    parts.append((ids, sc))
         parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
         ids, sc = self._union(parts, memo[_SIZE])
         return ids, _times(sc, q.boost)
