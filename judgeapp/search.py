@@ -28,11 +28,11 @@ from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from dataclasses import field as dataclass_field
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from markupsafe import escape
 from whoosh import index as whoosh_index
 from whoosh import query as Q
 from whoosh import scoring
@@ -754,14 +754,17 @@ def _write_encoded(fw: W3FieldWriter, terms: list[bytes], encoded: list[tuple[by
         start += len(blob)
 
 
-def _write_segment(ix: Index, docs: list[IndexDoc], batches: Iterable[_Batch]) -> int:
+def _write_segment(
+    ix: Index, docs: list[IndexDoc], batches: Iterable[_Batch], vocabulary: dict[str, list[str]] | None = None
+) -> int:
     """Write the sections as the index's one segment, through Whoosh's codec API (the per-document writer
     for stored fields and lengths, the field writer for the postings, then the table of contents), exactly
     as `SegmentWriter.add_document` and `commit` would write them: the same files, read by Whoosh's own
     searcher with the same results. What it leaves out is the writer's general machinery (a posting pool
     of one tuple per posting, sorted, then each posting's length read back from disk), which took most of a
     large build; the term fields come already counted, as arrays (`_Batch`), and each term's posting blocks
-    are encoded from slices of them (`_encode_terms`)."""
+    are encoded from slices of them (`_encode_terms`). `vocabulary`, when given, receives each indexed field's
+    terms (but the ids'), for the searcher to know which terms the index has without asking Whoosh."""
     from whoosh.codec import default_codec
     from whoosh.index import TOC, clean_files
     from whoosh.util.numeric import byte_to_length, length_to_byte
@@ -830,6 +833,10 @@ def _write_segment(ix: Index, docs: list[IndexDoc], batches: Iterable[_Batch]) -
     writer = codec.field_writer(storage, segment)
     for name in sorted([*postings, *merged]):
         writer.start_field(name, fields[name])
+        if vocabulary is not None and name != "id":
+            vocabulary[name] = [
+                t.decode("utf-8") for t in (merged[name][0] if name in merged else postings[name])
+            ]
         if name in merged:
             _write_encoded(writer, merged[name][0], encoded[name])
         else:
@@ -947,12 +954,14 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     docs = list(docs)
     try:
         ix = whoosh_index.create_in(str(tmp), SCHEMA)
-        count = _write_segment(ix, docs, _analysed_batches(docs, lexicon))
+        terms: dict[str, list[str]] = {}
+        count = _write_segment(ix, docs, _analysed_batches(docs, lexicon), terms)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
+    lex["terms"] = terms
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(
         json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count})
@@ -1008,6 +1017,8 @@ def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
 # --- evaluating ------------------------------------------------------------------------------------------
 
 
+# The memo's entries for the evaluation's scope (`_Evaluator.run`'s game) and the count of its documents.
+_WITHIN, _SIZE = "within", "size"
 _NO_POSTINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 _NO_POSTINGS[0].flags.writeable = _NO_POSTINGS[1].flags.writeable = False  # shared: never changed in place
 
@@ -1023,7 +1034,7 @@ class _Evaluator:
     document number first) are Whoosh's own, so results do not change.
     """
 
-    def __init__(self, ix: Index):
+    def __init__(self, ix: Index, terms: dict[str, list[str]] | None = None):
         self.searcher = ix.searcher(weighting=scoring.BM25F())
         self.reader = self.searcher.reader()
         self.n = self.reader.doc_count_all()
@@ -1032,6 +1043,16 @@ class _Evaluator:
         self._lengths: dict[str, np.ndarray] = {}
         self._postings: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}
         self._lock = threading.Lock()
+        # Each field's terms (`build_index` lists them in the lexicon): a term the index lacks is known so
+        # at once, without a lookup in Whoosh's terms table. A field not listed is asked of Whoosh.
+        self._terms = {name: frozenset(ts) for name, ts in (terms or {}).items()}
+        self._kept: dict[int, list] = {}  # `keep`
+        self._games: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}  # `_game_docs`
+        self._in_game: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}  # `_term`
+        self._times: dict[
+            tuple[str | None, str, str, float], tuple[np.ndarray, np.ndarray]
+        ] = {}  # `_boosted`
+        self._small: dict[tuple[str | None, str, str], dict[int, float]] = {}  # `_small_postings`
 
     def _field_lengths(self, field: str) -> np.ndarray:
         arr = self._lengths.get(field)
@@ -1048,6 +1069,9 @@ class _Evaluator:
         hit = self._postings.get(key)
         if hit is not None:
             return hit
+        known = self._terms.get(field)
+        if known is not None and text not in known:
+            return _NO_POSTINGS  # not kept (see below)
         with self._lock:
             hit = self._postings.get(key)
             if hit is not None:
@@ -1083,23 +1107,194 @@ class _Evaluator:
         mask[ids] = True
         return scores, mask
 
-    def run(self, q: Q.Query, memo: dict | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def run(
+        self, q: Q.Query, memo: dict | None = None, game: str | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(matching document numbers, ascending; their scores). Sparse: a query of a few terms costs what
         its posting lists cost, not the corpus's size. Each document's score adds up its parts in the order
         a dense evaluation over the whole corpus would, so the scores are the same to the last bit. A
         sub-query object used in several places of the query (a word in the all-words and the all-but-one
-        signals) is evaluated once."""
+        signals) is evaluated once; a query kept (`keep`) once for all.
+
+        With a `game`, only that game's sections (what `Require(q, Term("game", game))` gives), each term's
+        postings cut to them first and numbered among them (0 for the game's first section): every
+        operation is a document's own (a document's score is the sum of its own terms' scores), so the
+        game's documents come out with the same scores, in the same order, and the rest of a large corpus
+        costs nothing."""
         if memo is None:
-            memo = {}
+            memo = {_SIZE: self.n}
+            scope = self._game_docs(game) if game is not None else None
+            if game is not None and scope is None:
+                return _EMPTY
+            if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:
+                found = self._run_small(q, game, {})
+                if not found:
+                    return _EMPTY
+                docs = sorted(found)
+                return np.array(docs, dtype=np.int64), np.array([found[d] for d in docs], dtype=np.float64)
+            if game is not None:
+                memo[_WITHIN] = (game, *scope)
+                memo[_SIZE] = len(scope[2])
+                ids, sc = self.run(q, memo)
+                return scope[2][ids], sc  # the game's numbering back to the corpus's
         hit = memo.get(id(q))
         if hit is not None:
             return hit[1]
+        kept = self._kept.get(id(q))
+        scope = memo.get(_WITHIN)
+        if kept is not None:
+            out = kept[1].get(scope[0] if scope else None)
+            if out is not None:
+                return out
         out = self._run(q, memo)
         memo[id(q)] = (q, out)  # q kept so that its id is not reused while the memo lives
+        if kept is not None:
+            kept[1][scope[0] if scope else None] = out
         return out
 
-    def _union(self, parts: list[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
-        """The documents of any part, each scoring the sum of its parts' scores (added in the parts' order)."""
+    def _small_postings(self, game: str | None, field: str, text: str) -> dict[int, float]:
+        """A term's postings in a small scope (`_run_small`): {document: score}, cut once per game and term."""
+        key = (game, field, text)  # bounded: the index's games and terms
+        hit = self._small.get(key)
+        if hit is None:
+            ids, sc = self.postings(field, text)
+            if game is not None and len(ids):
+                keep = self._games[game][0][ids]
+                ids, sc = ids[keep], sc[keep]
+            hit = self._small[key] = dict(zip(ids.tolist(), sc.tolist(), strict=True))
+        return hit
+
+    def _run_small(self, q: Q.Query, game: str | None, memo: dict) -> dict[int, float]:
+        """`run` over a scope of a few hundred documents at most (a game's sections, a small corpus), with
+        Python dicts {document: score}: numpy's cost per call is more than the work on so few documents.
+        Each document's score adds up the same parts in the same order as `_run` (floats are the same
+        doubles), so the results are the same. The dicts are shared (memo, kept results): never changed."""
+        hit = memo.get(id(q))
+        if hit is not None:
+            return hit[1]
+        kept = self._kept.get(id(q))
+        if kept is not None:
+            out = kept[1].get(("small", game))
+            if out is not None:
+                return out
+        out = self._small_node(q, game, memo)
+        memo[id(q)] = (q, out)
+        if kept is not None:
+            kept[1][("small", game)] = out
+        return out
+
+    def _small_node(self, q: Q.Query, game: str | None, memo: dict) -> dict[int, float]:
+        kind = type(q)
+        subs = q.subqueries if kind is Q.Or or kind is Q.And else ()
+        if len(subs) > 1 and kind is Q.Or:
+            parts = []
+            for t in subs:  # the term children first, then the others (`_or`'s order)
+                if type(t) is Q.Term:
+                    found = self._small_postings(game, t.fieldname, t.text)
+                    if found:
+                        parts.append(_dict_times(found, t.boost))
+            parts += [p for p in (self._run_small(c, game, memo) for c in subs if type(c) is not Q.Term) if p]
+            if not parts:
+                return {}
+            out = parts[0]
+            if len(parts) > 1:
+                out = dict(out)
+                get = out.get
+                for part in parts[1:]:
+                    for d, s in part.items():
+                        out[d] = get(d, 0.0) + s
+            return _dict_times(out, q.boost)
+        if len(subs) > 1:  # an And
+            if all(isinstance(c, Q.Term) for c in subs):
+                parts = [(self._small_postings(game, c.fieldname, c.text), c.boost) for c in subs]
+            else:
+                parts = []
+                for c in subs:
+                    found = self._run_small(c, game, memo)
+                    if not found:
+                        return {}
+                    parts.append((found, 1.0))
+            narrowest = min((p for p, _ in parts), key=len)
+            out = {}
+            for d in narrowest:
+                s = 0.0
+                for part, boost in parts:
+                    x = part.get(d)
+                    if x is None:
+                        break
+                    s += x * boost if boost != 1.0 else x
+                else:
+                    out[d] = s
+            return _dict_times(out, q.boost)
+        if isinstance(q, Q.Term):
+            return _dict_times(self._small_postings(game, q.fieldname, q.text), q.boost)
+        if isinstance(q, Q.Require):
+            a, b = q.subqueries
+            fa, fb = self._run_small(a, game, memo), self._run_small(b, game, memo)
+            return _dict_times({d: s for d, s in fa.items() if d in fb}, q.boost)
+        if isinstance(q, Q.ConstantScoreQuery):
+            score = float(q.score)
+            return dict.fromkeys(self._run_small(q.child, game, memo), score)
+        if isinstance(q, Q.AndMaybe):
+            a, b = q.subqueries
+            fa, fb = self._run_small(a, game, memo), self._run_small(b, game, memo)
+            get = fb.get
+            return _dict_times({d: s + get(d, 0.0) for d, s in fa.items()}, q.boost)
+        if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
+            return self._run_small(q.subqueries[0], game, memo) if q.subqueries else {}
+        if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
+            return {}
+        raise TypeError(f"query type {type(q).__name__} is not evaluated")
+
+    def keep(self, q: Q.Query) -> None:
+        """Keep the query's result (per game; and its terms) once evaluated: for a query built once and used
+        by many searches, which depends on the index only (a synonym entry's phrases). Bounded by what is
+        kept so: the queries of the reviewed list (times the index's games), never what a judge typed."""
+        self._kept.setdefault(id(q), [q, {}, None])  # the query (so that its id stays its), results, terms
+
+    def _game_docs(self, game: str) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """A game's documents: whether each document is the game's, its number among the game's, and the
+        game's documents (None for a game the index lacks, which is not kept)."""
+        hit = self._games.get(game)
+        if hit is None:
+            ids = self.postings("game", game)[0]
+            if not len(ids):
+                return None
+            mask = np.zeros(self.n, dtype=bool)
+            mask[ids] = True
+            hit = self._games[game] = (mask, np.cumsum(mask) - 1, ids)
+        return hit
+
+    def _term(self, field: str, text: str, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        """A term's postings in the evaluation's scope (`run`'s game), cut once per game and term."""
+        ids, sc = self.postings(field, text)
+        scope = memo.get(_WITHIN)
+        if scope is None or not len(ids):
+            return ids, sc
+        key = (scope[0], field, text)  # bounded: the index's games and terms
+        hit = self._in_game.get(key)
+        if hit is None:
+            keep = scope[1][ids]
+            hit = self._in_game[key] = (scope[2][ids[keep]], sc[keep])
+        return hit
+
+    def _boosted(self, field: str, text: str, boost: float, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        """`_term`'s postings times a boost, multiplied once per scope, term and boost (bounded: the index's
+        terms and games, and the query's fixed weights)."""
+        ids, sc = self._term(field, text, memo)
+        if boost == 1.0 or not len(ids):
+            return ids, sc
+        scope = memo.get(_WITHIN)
+        key = (scope[0] if scope else None, field, text, boost)
+        hit = self._times.get(key)
+        if hit is None:
+            hit = self._times[key] = (ids, sc * boost)
+        return hit
+
+    @staticmethod
+    def _union(parts: list[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
+        """The documents (numbered under `n`) of any part, each scoring the sum of its parts' scores (added
+        in the parts' order)."""
         parts = [p for p in parts if len(p[0])]
         if not parts:
             return _EMPTY
@@ -1107,9 +1302,9 @@ class _Evaluator:
             return parts[0]
         ids = np.concatenate([p[0] for p in parts])
         weights = np.concatenate([p[1] for p in parts])
-        if len(ids) * 64 > self.n:  # not tiny: count over the corpus (cheaper than sorting)
-            dense = np.bincount(ids, weights=weights, minlength=self.n)
-            present = np.zeros(self.n, dtype=bool)
+        if n <= _DENSE_UP_TO or len(ids) * 64 > n:  # count over the corpus (cheaper than sorting)
+            dense = np.bincount(ids, weights=weights, minlength=n)
+            present = np.zeros(n, dtype=bool)
             present[ids] = True
             u = np.flatnonzero(present)
             return u, dense[u]
@@ -1117,14 +1312,16 @@ class _Evaluator:
         return u, np.bincount(inverse, weights=weights, minlength=len(u))
 
     def _run(self, q: Q.Query, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        kind = type(q)
+        if (kind is Q.Or or kind is Q.And) and len(q.subqueries) > 1:  # the most frequent nodes, first
+            return self._or(q, memo) if kind is Q.Or else self._and(q, memo)
         if isinstance(q, Q.Term):
-            ids, sc = self.postings(q.fieldname, q.text)
-            return ids, _times(sc, q.boost)
+            return self._boosted(q.fieldname, q.text, q.boost, memo)
         if isinstance(q, Q.Require):
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
             ib, _ = self.run(b, memo)
-            keep = _members(ia, ib)
+            keep = _members(ia, ib, memo[_SIZE])
             return ia[keep], _times(sa[keep], q.boost)
         if isinstance(q, Q.ConstantScoreQuery):
             ids, _ = self.run(q.child, memo)
@@ -1132,98 +1329,186 @@ class _Evaluator:
         if isinstance(q, Q.AndMaybe):
             a, b = q.subqueries
             ia, sa = self.run(a, memo)
+            if type(b) is Q.Or and len(b.subqueries) > 1 and all(type(t) is Q.Term for t in b.subqueries):
+                return ia, _times(sa + self._or_at(b, ia, memo), q.boost)
             ib, sb = self.run(b, memo)
-            if len(ib) * 64 > self.n and len(ia) * 64 > self.n:  # both not tiny: look up over the corpus
-                spread = np.zeros(self.n)
-                spread[ib] = sb
-                return ia, _times(sa + spread[ia], q.boost)
-            return ia, _times(sa + _scores_at(ib, sb, ia), q.boost)
+            return ia, _times(sa + _scores_at(ib, sb, ia, memo[_SIZE]), q.boost)
         if isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) <= 1:
             # Whoosh's own behaviour: a compound of one query is that query (its boost is not applied).
             if not q.subqueries:
                 return _EMPTY
             return self.run(q.subqueries[0], memo)
         if isinstance(q, Q.Or):
-            # the term children first, then the others (the order a dense evaluation adds them in)
-            parts = []
-            for t in q.subqueries:
-                if isinstance(t, Q.Term):
-                    ids, sc = self.postings(t.fieldname, t.text)
-                    parts.append((ids, _times(sc, t.boost)))
-            parts += [self.run(c, memo) for c in q.subqueries if not isinstance(c, Q.Term)]
-            ids, sc = self._union(parts)
-            return ids, _times(sc, q.boost)
+            return self._or(q, memo)
         if isinstance(q, Q.And):
-            if all(isinstance(c, Q.Term) for c in q.subqueries):
-                parts = [(*self.postings(c.fieldname, c.text), c.boost) for c in q.subqueries]
-            else:
-                parts = []
-                for c in q.subqueries:  # an empty child empties the whole: the rest need not be run
-                    ids, sc = self.run(c, memo)
-                    if not len(ids):
-                        return _EMPTY
-                    parts.append((ids, sc, 1.0))
-            common = min((p[0] for p in parts), key=len)
-            if not len(common):
-                return _EMPTY
-            for ids, _, _ in sorted(parts, key=lambda p: len(p[0])):
-                if not len(common):
-                    return _EMPTY
-                if ids is not common:
-                    common = common[_members(common, ids)]
-            scores = np.zeros(len(common))
-            for ids, sc, boost in parts:
-                at = sc[np.searchsorted(ids, common)]
-                scores += at * boost if boost != 1.0 else at
-            return common, _times(scores, q.boost)
+            return self._and(q, memo)
         if q is Q.NullQuery or isinstance(q, type(Q.NullQuery)):
             return _EMPTY
         raise TypeError(f"query type {type(q).__name__} is not evaluated")
 
+    def _or(self, q: Q.Or, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        """An Or of two queries or more."""
+        # the term children first, then the others (the order a dense evaluation adds them in)
+        parts = []
+        for t in q.subqueries:
+            if type(t) is Q.Term:
+                ids, sc = self._boosted(t.fieldname, t.text, t.boost, memo)
+                if len(ids):  # (an empty part adds nothing)
+                    parts.append((ids, sc))
+        parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
+        ids, sc = self._union(parts, memo[_SIZE])
+        return ids, _times(sc, q.boost)
+
+    def _or_at(self, q: Q.Or, at: np.ndarray, memo: dict) -> np.ndarray:
+        """The scores of an Or of terms at the documents `at` (0 where it does not match): what `_or` gives
+        there, each document's parts added in the same order, without counting the union over the corpus
+        (the character pairs that only rank an AndMaybe's matches)."""
+        parts = []
+        for t in q.subqueries:
+            ids, sc = self._term(t.fieldname, t.text, memo)
+            if len(ids):
+                parts.append((ids, _times(sc, t.boost)))
+        if not parts or not len(at):
+            return np.zeros(len(at))
+        ids = np.concatenate([p[0] for p in parts])
+        weights = np.concatenate([p[1] for p in parts])
+        place = np.full(memo[_SIZE], -1, dtype=np.int64)  # each document's place in `at`
+        place[at] = np.arange(len(at))
+        where = place[ids]
+        keep = where >= 0
+        return _times(np.bincount(where[keep], weights=weights[keep], minlength=len(at)), q.boost)
+
+    def _and(self, q: Q.And, memo: dict) -> tuple[np.ndarray, np.ndarray]:
+        """An And of two queries or more."""
+        if all(isinstance(c, Q.Term) for c in q.subqueries):
+            parts = [(*self._term(c.fieldname, c.text, memo), c.boost) for c in q.subqueries]
+        else:
+            parts = []
+            for c in q.subqueries:  # an empty child empties the whole: the rest need not be run
+                ids, sc = self.run(c, memo)
+                if not len(ids):
+                    return _EMPTY
+                parts.append((ids, sc, 1.0))
+        common = min((p[0] for p in parts), key=len)
+        if not len(common):
+            return _EMPTY
+        for ids, _, _ in sorted(parts, key=lambda p: len(p[0])):
+            if not len(common):
+                return _EMPTY
+            if ids is not common:
+                if len(common) * _SEARCH_BELOW < len(ids):
+                    common = common[_members(common, ids, memo[_SIZE])]
+                else:
+                    common = common[self._spread(ids, None, memo)[common]]
+        scores = np.zeros(len(common))
+        for ids, sc, boost in parts:
+            if ids is common:  # the part no other narrowed
+                at = sc
+            elif len(common) * _SEARCH_BELOW < len(ids):
+                at = _scores_at(ids, sc, common, memo[_SIZE])
+            else:
+                at = self._spread(ids, sc, memo)[common]
+            scores += at * boost if boost != 1.0 else at
+        return common, _times(scores, q.boost)
+
+    def _spread(self, ids: np.ndarray, scores: np.ndarray | None, memo: dict) -> np.ndarray:
+        """A result over the whole corpus: whether each document is in it (`scores` None), or its score (0
+        where absent). Made once a query for each result (a word's result is looked up by the all-words
+        signal and by each all-but-one signal); the memo keeps the arrays, so that their ids stay theirs."""
+        key = ("spread", id(ids), id(scores))
+        hit = memo.get(key)
+        if hit is None:
+            if scores is None:
+                out = np.zeros(memo[_SIZE], dtype=bool)
+                out[ids] = True
+            else:
+                out = np.zeros(memo[_SIZE])
+                out[ids] = scores
+            hit = memo[key] = (ids, scores, out)
+        return hit[2]
+
     def terms_matched(
-        self, q: Q.Query, docnums: list[int], fields: set[str], few: frozenset[str] = frozenset()
+        self,
+        q: Q.Query,
+        docnums: list[int],
+        fields: set[str],
+        few: frozenset[str] = frozenset(),
+        game: str | None = None,
     ) -> set[tuple[str, str]]:
         """The query's terms (in `fields`) that any of the documents holds (what the snippets mark), in a
         few array operations for all the terms at once. For a field in `few`, one such term at most (the
-        first found): the caller asks only whether there is one."""
-        leaves: dict[tuple[str, str], None] = {}
-        stack = [q]
-        walked: set[int] = set()  # a sub-query shared by several signals is walked once
-        while stack:
-            node = stack.pop()
-            if isinstance(node, Q.Term):
-                if node.fieldname in fields:
-                    leaves[(node.fieldname, node.text)] = None
-            elif id(node) in walked:
-                continue
-            elif isinstance(node, (Q.And, Q.Or, Q.Require, Q.AndMaybe)):
-                walked.add(id(node))
-                stack.extend(node.subqueries)
-            elif isinstance(node, Q.ConstantScoreQuery):
-                stack.append(node.child)
+        first found): the caller asks only whether there is one. Documents of one `game` are looked up in
+        the game's postings (`run`'s scope)."""
+        leaves = self._leaves(q, fields)
         if not docnums or not leaves:
             return set()
-        wanted = np.zeros(self.n, dtype=bool)
-        wanted[docnums] = True
+        scope = self._game_docs(game) if game else None
         out: set[tuple[str, str]] = set()
+        found_few: set[str] = set()
+        if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:  # `_run_small`'s postings
+            for key in leaves:
+                if key[0] in found_few:
+                    continue
+                held = self._small_postings(game or None, *key)
+                if held and any(d in held for d in docnums):
+                    out.add(key)
+                    if key[0] in few:
+                        found_few.add(key[0])
+            return out
+        memo: dict = {_SIZE: self.n}
+        if scope is not None:
+            memo = {_WITHIN: (game, *scope), _SIZE: len(scope[2])}
+            docnums = scope[1][docnums]  # the game's numbering
+        wanted = np.zeros(memo[_SIZE], dtype=bool)
+        wanted[docnums] = True
         keys, lists = [], []
         for key in leaves:
-            ids = self.postings(*key)[0]
+            if key[0] in found_few:
+                continue  # these count only as a whole (one found is enough): the first found ends the search
+            ids = self._term(*key, memo)[0]
             if not len(ids):
                 continue
             if key[0] in few:
-                # these count only as a whole (one found is enough): the first found ends the search
-                if key[0] not in {f for f, _ in out} and wanted[ids].any():
+                if wanted[ids].any():
                     out.add(key)
+                    found_few.add(key[0])
                 continue
             keys.append(key)
             lists.append(ids)
         if keys:
             held = wanted[np.concatenate(lists)]
-            starts = np.cumsum([0] + [len(x) for x in lists[:-1]])
+            starts = np.fromiter(accumulate([len(x) for x in lists[:-1]], initial=0), np.int64, len(lists))
             found = np.logical_or.reduceat(held, starts)
             out.update(keys[i] for i in np.flatnonzero(found))
         return out
+
+    def _leaves(self, q: Q.Query, fields: set[str] | None) -> dict[tuple[str, str], None]:
+        """The query's terms (those in `fields`; all for None), each once. A sub-query shared by several
+        signals is walked once, a kept one (`keep`) once for all."""
+        leaves: dict[tuple[str, str], None] = {}
+        stack = [q]
+        walked: set[int] = set()
+        term, compound = Q.Term, (Q.And, Q.Or, Q.Require, Q.AndMaybe)
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is term:
+                if fields is None or node.fieldname in fields:
+                    leaves[(node.fieldname, node.text)] = None
+                continue
+            if id(node) in walked:
+                continue
+            walked.add(id(node))
+            kept = self._kept.get(id(node))
+            if kept is not None and node is not q:
+                if kept[2] is None:
+                    kept[2] = list(self._leaves(node, None))
+                leaves.update((key, None) for key in kept[2] if fields is None or key[0] in fields)
+            elif kind in compound:
+                stack.extend(node.subqueries)
+            elif kind is Q.ConstantScoreQuery:
+                stack.append(node.child)
+        return leaves
 
     def top(self, scores: np.ndarray, mask: np.ndarray, limit: int) -> list[int]:
         """The best `limit` documents of a dense evaluation (`evaluate`)."""
@@ -1233,6 +1518,9 @@ class _Evaluator:
     @staticmethod
     def top_of(ids: np.ndarray, scores: np.ndarray, limit: int) -> list[int]:
         """The best `limit` documents: higher score first, then lower document number (as Whoosh orders)."""
+        if len(ids) <= _SORT_BELOW:  # (a few: sorted as Python floats, the same order)
+            order = sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))
+            return [d for d, _ in order[:limit]]
         if len(ids) > limit:
             sel = np.argpartition(-scores, limit - 1)[:limit]
             keep = scores >= scores[sel].min()  # keep every tie at the cut, then order
@@ -1251,25 +1539,120 @@ def _times(scores: np.ndarray, boost: float) -> np.ndarray:
     return scores if boost == 1.0 else scores * boost
 
 
-def _members(ids: np.ndarray, of: np.ndarray) -> np.ndarray:
-    """Which of the (sorted) `ids` are in the (sorted) array `of`: a boolean array."""
+# Looking documents up in a result: by a binary search each when they are far fewer than the result's
+# documents, otherwise through an array the corpus's size (filling and reading one costs a few microseconds;
+# a binary search per document, a few thousand of them, costs far more).
+_SEARCH_BELOW = 16
+# Up to this many sections, a union is counted over the whole corpus however few its documents (sorting
+# them, `np.unique`, costs more until the corpus is larger).
+_DENSE_UP_TO = 20_000
+
+
+# Up to this many documents in a search's scope (a game's sections; the whole of a small corpus), the query
+# is evaluated with Python dicts (`_Evaluator._run_small`): numpy's cost per call is more than the work.
+_SMALL_UP_TO = 400
+
+
+# Up to this many matches, the best are sorted in Python (`_Evaluator.top_of`).
+_SORT_BELOW = 64
+
+
+def _dict_times(found: dict[int, float], boost: float) -> dict[int, float]:
+    """`_times` for a small scope's result (the same dict for 1)."""
+    return found if boost == 1.0 else {d: s * boost for d, s in found.items()}
+
+
+def _members(ids: np.ndarray, of: np.ndarray, n: int) -> np.ndarray:
+    """Which of the (sorted) `ids` are in the (sorted) array `of` (document numbers under `n`): booleans."""
     if not len(of):
         return np.zeros(len(ids), dtype=bool)
-    pos = np.searchsorted(of, ids)
-    pos[pos == len(of)] = 0
-    return of[pos] == ids
+    if len(ids) * _SEARCH_BELOW < len(of):
+        pos = np.searchsorted(of, ids)
+        pos[pos == len(of)] = 0
+        return of[pos] == ids
+    mask = np.zeros(n, dtype=bool)
+    mask[of] = True
+    return mask[ids]
 
 
-def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray) -> np.ndarray:
-    """The scores of the documents `at` in a sparse result (0 where absent)."""
+def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray, n: int) -> np.ndarray:
+    """The scores of the documents `at` in a sparse result (0 where absent; document numbers under `n`)."""
     if not len(ids):
         return np.zeros(len(at))
-    pos = np.searchsorted(ids, at)
-    pos[pos == len(ids)] = 0
-    return np.where(ids[pos] == at, scores[pos], 0.0)
+    if len(at) * _SEARCH_BELOW < len(ids):
+        pos = np.searchsorted(ids, at)
+        pos[pos == len(ids)] = 0
+        return np.where(ids[pos] == at, scores[pos], 0.0)
+    spread = np.zeros(n)
+    spread[ids] = scores
+    return spread[at]
 
 
 # --- searching -----------------------------------------------------------------------------------------
+
+
+def _escape(text: str) -> str:
+    """`markupsafe.escape`'s text (the same five characters, the same entities), without making a Markup."""
+    if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
+        text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        return text.replace('"', "&#34;").replace("'", "&#39;")
+    return text
+
+
+_GAP = frozenset("・･ー")  # what a needle skips between its characters (with white space)
+
+
+class _Marker:
+    """Where the snippets mark a query's matched terms: the spans `re.finditer` would give for the regular
+    expression `a|b|…` of the branches, in their order (a surface as written; a needle, its characters with
+    any middle dots, long-vowel marks and spaces between them), without compiling one for each query
+    (compiling took longer than the rest of a snippet). As the expression does, from left to right: at each
+    place the first branch that matches there, then on from its end. A needle's characters are squashed
+    (`textnorm.squash`), none of them a gap, so each match is found without going back."""
+
+    def __init__(self, branches: list[tuple[str, bool]]):
+        self.branches = branches  # (text, whether it is a needle)
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        found: dict[int, tuple[int, int]] = {}  # start → (the first branch that matches there, its end)
+        for rank, (branch, needle) in enumerate(self.branches):
+            if not branch:
+                continue
+            if not needle or len(branch) == 1:  # (a needle of one character is that character)
+                at = text.find(branch)
+                while at >= 0:
+                    if at not in found:  # (a branch before this one matches there: it wins)
+                        found[at] = (rank, at + len(branch))
+                    at = text.find(branch, at + 1)
+                continue
+            first, second = branch[0], branch[1:2]
+            at = text.find(first)
+            while at >= 0:
+                after = text[at + 1 : at + 2]  # (most places fail here: not the second character, no gap)
+                if at not in found and (after == second or after in _GAP or after.isspace()):
+                    end = self._needle_end(text, at, branch)
+                    if end > at:
+                        found[at] = (rank, end)
+                at = text.find(first, at + 1)
+        out, pos = [], 0
+        for at in sorted(found):
+            if at >= pos:
+                end = found[at][1]
+                out.append((at, end))
+                pos = end
+        return out
+
+    @staticmethod
+    def _needle_end(text: str, at: int, needle: str) -> int:
+        """Where the needle's match that starts at `at` ends (`at` when none does)."""
+        i, n = at + 1, len(text)
+        for ch in needle[1:]:
+            while i < n and (text[i] in _GAP or text[i].isspace()):
+                i += 1
+            if i >= n or text[i] != ch:
+                return at
+            i += 1
+        return i
 
 
 @dataclass
@@ -1296,12 +1679,17 @@ class SearchIndex:
         self.readings = set(lex["reading"])
         self.max_reading = max((len(r) for r in self.readings), default=1)
         self._sorted_readings = sorted(self.readings)
+        lengths: dict[str, set[int]] = {}  # the lengths (2+) of the readings starting with each character
+        for r in self.readings:
+            if len(r) >= 2:
+                lengths.setdefault(r[0], set()).add(len(r))
+        self._reading_lengths = {ch: sorted(ls, reverse=True) for ch, ls in lengths.items()}
         self.synonyms = synonyms or []
         self.analyzer = analyzer()
         self._analysed: dict[str, list[Word]] = {}
         self._index_synonyms()
         self._index_spellings()
-        self._evaluator = _Evaluator(self.ix)
+        self._evaluator = _Evaluator(self.ix, lex.get("terms"))
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
         # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
@@ -1324,6 +1712,7 @@ class SearchIndex:
         self._synonym_by_lemma: dict[str, list[tuple[list[str], int]]] = {}
         self._synonym_by_reading: dict[str, list[int]] = {}
         self._phrases: list[list[list[Word]]] = []
+        self._phrase_built: dict[tuple[int, bool], list[Q.Query]] = {}  # (entry, one word): `_phrase_queries`
         self._entry_keys: list[set[str]] = []  # what one query word may be to be an entry's key
         for i, (keys, means) in enumerate(self.synonyms):
             self._phrases.append([self._words(m) for m in means])
@@ -1349,6 +1738,11 @@ class SearchIndex:
         for key in self._synonym_by_key:
             lengths.setdefault(key[0], set()).add(len(key))
         self._key_lengths = {ch: sorted(ls) for ch, ls in lengths.items()}
+        self._reading_rank = {r: i for i, r in enumerate(self._synonym_by_reading)}
+        reading_lengths: dict[str, set[int]] = {}
+        for r in self._synonym_by_reading:
+            reading_lengths.setdefault(r[0], set()).add(len(r))
+        self._reading_key_lengths = {ch: sorted(ls) for ch, ls in reading_lengths.items()}
 
     def _index_spellings(self) -> None:
         """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
@@ -1462,7 +1856,23 @@ class SearchIndex:
             out += self._latin.get(cons, ())
         return out
 
-    def _word_query(self, qw: QueryWord, mode: str = "and") -> Q.Query:
+    def _word_query(
+        self,
+        qw: QueryWord,
+        mode: str = "and",
+        alternatives: tuple[list[Q.Query], list[Q.Query]] | None = None,
+    ) -> Q.Query:
+        """What one word of the query is matched by: its alternatives (`_word_alternatives`, or those given,
+        made once for both modes) and its short units, all of them (`and`) or any (`or`)."""
+        head, tail = alternatives if alternatives is not None else self._word_alternatives(qw)
+        parts = [Q.Term("words", p) for p in qw.word.parts]
+        if not parts:
+            return Q.Or([*head, *tail])
+        return Q.Or([*head, Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5), *tail])
+
+    def _word_alternatives(self, qw: QueryWord) -> tuple[list[Q.Query], list[Q.Query]]:
+        """A word's alternatives other than its short units: those that come before them, those after (the
+        same for `_word_query`'s two modes)."""
         w = qw.word
         alts: list[Q.Query] = []
         for f in w.forms:
@@ -1483,9 +1893,7 @@ class SearchIndex:
                             [Q.Or([Q.Term("reading", r) for r in rs]) for rs in near], boost=WEIGHT["fuzzy"]
                         )
                     )
-        if w.parts:
-            parts = [Q.Term("words", p) for p in w.parts]
-            alts.append(Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5))
+        head, alts = alts, []
         for g in w.synonyms:
             alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
         alts.extend(qw.phrases)
@@ -1511,7 +1919,7 @@ class SearchIndex:
             if len(grams) >= 2 and all(self._has("grams", g) for g in grams):
                 boost = WEIGHT["characters"] / len(grams)
                 alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
-        return Q.Or(alts)
+        return head, alts
 
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
@@ -1555,13 +1963,16 @@ class SearchIndex:
         return Q.Or(alts)
 
     def _segment_reading(self, k: str) -> list[str]:
-        """Greedy longest match of a katakana string against the corpus's word readings (2+ chars)."""
+        """Greedy longest match of a katakana string against the corpus's word readings (2+ chars): at each
+        place only the lengths that readings starting with its character have are tried, longest first."""
         pieces, i, covered = [], 0, 0
+        lengths = self._reading_lengths
         while i < len(k):
-            for j in range(min(len(k), i + self.max_reading), i + 1, -1):
-                if k[i:j] in self.readings:
+            for n in lengths.get(k[i], ()):
+                j = i + n
+                if j <= len(k) and k[i:j] in self.readings:
                     pieces.append(k[i:j])
-                    covered += j - i
+                    covered += n
                     i = j
                     break
             else:
@@ -1649,12 +2060,24 @@ class SearchIndex:
             run = []
         if not found and is_kana(s):
             spoken = to_katakana(s)
-            found += [e for r, es in self._synonym_by_reading.items() if r in spoken for e in es]
+            # the readings found in it, in the list's order (looked up by slice, not each tried as a substring)
+            rank = self._reading_rank
+            held = {
+                spoken[i : i + n]
+                for i in range(len(spoken))
+                for n in self._reading_key_lengths.get(spoken[i], ())
+                if spoken[i : i + n] in rank
+            }
+            found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
         """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
-        however many words it has."""
+        however many words it has. Built once per entry (they depend on the list and the index only; queries
+        are never changed once built, so every search may share them)."""
+        hit = self._phrase_built.get((e, one_word))
+        if hit is not None:
+            return hit
         out = []
         for phrase in self._phrases[e]:
             terms = [
@@ -1662,6 +2085,9 @@ class SearchIndex:
             ]
             if terms:
                 out.append(_weighted(Q.And(terms), WEIGHT["phrase"] / (len(terms) if one_word else 1)))
+        for q in out:
+            self._evaluator.keep(q)
+        self._phrase_built[(e, one_word)] = out
         return out
 
     def _attach_phrases(
@@ -1705,7 +2131,14 @@ class SearchIndex:
         words, loose = self._attach_phrases(words, entries)
         # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
         core = [qw for qw in words if not qw.word.suffix] or words
-        word_queries = [self._word_query(qw) for qw in core]
+        made: dict[int, tuple[list[Q.Query], list[Q.Query]]] = {}  # each word's alternatives, for both modes
+
+        def alternatives(qw: QueryWord) -> tuple[list[Q.Query], list[Q.Query]]:
+            if id(qw) not in made:
+                made[id(qw)] = self._word_alternatives(qw)
+            return made[id(qw)]
+
+        word_queries = [self._word_query(qw, alternatives=alternatives(qw)) for qw in core]
         if len(word_queries) > 1:
             signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
         if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
@@ -1715,7 +2148,9 @@ class SearchIndex:
             # A word without short units is the same query in both modes: the same object, evaluated once.
             built = {id(qw): wq for qw, wq in zip(core, word_queries, strict=True)}
             each = [
-                built[id(qw)] if id(qw) in built and not qw.word.parts else self._word_query(qw, "or")
+                built[id(qw)]
+                if id(qw) in built and not qw.word.parts
+                else self._word_query(qw, "or", alternatives(qw))
                 for qw in words
             ]
             signals.append(_weighted(Q.Or(each), WEIGHT["any"]))
@@ -1780,16 +2215,14 @@ class SearchIndex:
         if q is None:
             return Results(query=text, total=0, hits=[])
         ev = self._evaluator
-        if game:
-            q = Q.Require(q, Q.Term("game", game))
-        ids, scores = ev.run(q)
+        ids, scores = ev.run(q, game=game or None)  # (as `Require(q, Term("game", game))`)
         scores = scores * self._section_weight[ids]
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
         top = ev.top_of(ids, scores, limit)
         at = dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
-        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}))
+        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None)
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
         marker = self._marker(every, short)
@@ -1827,11 +2260,14 @@ class SearchIndex:
         # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
         return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
 
-    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> re.Pattern | None:
-        """One regular expression for every surface of the query's matched terms (built once a query)."""
-        patterns = [re.escape(x) for x in self._surfaces(terms, short)]
-        patterns += ["[・･ー\\s]*".join(re.escape(ch) for ch in t) for f, t in terms if f == "needle"]
-        return re.compile("|".join(sorted(patterns, key=len, reverse=True))) if patterns else None
+    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> _Marker | None:
+        """What marks every surface of the query's matched terms (built once a query)."""
+        branches = [(re.escape(x), x, False) for x in self._surfaces(terms, short)]
+        branches += [
+            ("[・･ー\\s]*".join(re.escape(ch) for ch in t), t, True) for f, t in terms if f == "needle"
+        ]
+        branches.sort(key=lambda b: len(b[0]), reverse=True)
+        return _Marker([(text, needle) for _, text, needle in branches]) if branches else None
 
     def _snippet(
         self,
@@ -1840,14 +2276,12 @@ class SearchIndex:
         width: int = 110,
         short: bool = False,
         folded: str | None = None,
-        marker: re.Pattern | None = None,
+        marker: _Marker | None = None,
     ) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
         folded = fold(text) if folded is None else folded
-        regex = marker if marker is not None else self._marker(terms, short)
-        spans: list[tuple[int, int]] = []
-        if regex is not None:
-            spans = [m.span() for m in regex.finditer(folded) if m.end() > m.start()]
+        marks = marker if marker is not None else self._marker(terms, short)
+        spans = marks.spans(folded) if marks is not None else []
         start = 0
         if spans:
             # The window that holds the most marks (spans come in order of their start).
@@ -1867,9 +2301,9 @@ class SearchIndex:
             a, b = max(a, start), min(b, end)
             if a < pos:
                 continue
-            out.append(str(escape(text[pos:a])))
-            out.append(f"<mark>{escape(text[a:b])}</mark>")
+            out.append(_escape(text[pos:a]))
+            out.append(f"<mark>{_escape(text[a:b])}</mark>")
             pos = b
-        out.append(str(escape(text[pos:end])))
+        out.append(_escape(text[pos:end]))
         out.append("…" if end < len(text) else "")
         return "".join(out).replace("\n", " ")

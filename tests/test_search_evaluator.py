@@ -64,6 +64,82 @@ def test_numpy_evaluator_equals_whoosh_searcher(own_library, mode):
     assert compared >= len(QUERIES)
 
 
+def test_a_games_search_over_its_own_sections_equals_the_filter(own_library):
+    """A game's search runs over that game's sections only, numbered among themselves (`_Evaluator.run`'s
+    `game`): the same sections, scores (to the last bit) and order as the whole query under Whoosh's
+    `Require` of the game term; and a game the index lacks finds nothing."""
+    index = own_library.index
+    ev = index._evaluator
+    compared = 0
+    for case in QUERIES:
+        q = index.query(clean_query(case["q"]))
+        if q is None or not case.get("game"):
+            continue
+        ids, scores = ev.run(q, game=case["game"])
+        want_ids, want_scores = ev.run(Q.Require(q, Q.Term("game", case["game"])))
+        assert ids.tolist() == want_ids.tolist(), case["q"]
+        assert scores.tolist() == want_scores.tolist(), case["q"]
+        compared += 1
+    assert compared >= len(QUERIES) // 2
+    assert len(ev.run(index.query("失格"), game="no-such-game")[0]) == 0
+
+
+def test_the_dict_evaluation_of_a_small_scope_equals_numpys(own_library, monkeypatch):
+    """A scope of a few hundred sections (a game's; the real corpus) is evaluated with dicts
+    (`_Evaluator._run_small`): the same sections, scores to the last bit, order, marked terms and top hits
+    as the numpy evaluation, over every query of the table and its words alone, with and without the game."""
+    from judgeapp import search as S
+
+    index = own_library.index
+    ev = index._evaluator
+    assert ev.n <= S._SMALL_UP_TO  # (the real corpus: the dicts' scope)
+    cases = []
+    for case in QUERIES:
+        text = clean_query(case["q"])
+        for q in (index.query(text), index.words_query(text, "or")):
+            if q is not None:
+                cases += [(q, None), *([(q, case["game"])] if case.get("game") else [])]
+    small = []
+    for q, game in cases:
+        ids, scores = ev.run(q, game=game)
+        top = ev.top_of(ids, scores, 10)
+        small.append(
+            (ids.tolist(), scores.tolist(), top, ev.terms_matched(q, top, S._MARKED_FIELDS, game=game))
+        )
+    monkeypatch.setattr(S, "_SMALL_UP_TO", 0)
+    monkeypatch.setattr(S, "_SORT_BELOW", 0)
+    for (q, game), want in zip(cases, small, strict=True):
+        ids, scores = ev.run(q, game=game)
+        top = ev.top_of(ids, scores, 10)
+        assert (ids.tolist(), scores.tolist(), top) == want[:3]
+        assert ev.terms_matched(q, top, S._MARKED_FIELDS, game=game) == want[3]
+    assert len(cases) > len(QUERIES)
+
+
+def test_the_snippet_marks_are_the_spans_of_the_alternation():
+    """The snippets' marks (`search._Marker`) are the spans `re.finditer` gives for the alternation of the
+    surfaces and the needle (its characters with middle dots, long-vowel marks and spaces between), in the
+    order `SearchIndex._marker` sorts them, on random texts."""
+    import random
+    import re
+
+    from judgeapp.search import _Marker
+
+    rng = random.Random(7)
+    for _ in range(3000):
+        text = "".join(rng.choice("アイウカキ・ー 　\tab") for _ in range(rng.randint(0, 30)))
+        surfaces = [
+            "".join(rng.choice("アイウカキab・ー") for _ in range(rng.randint(1, 4))) for _ in range(4)
+        ]
+        needles = ["".join(rng.choice("アイウカキab") for _ in range(rng.randint(1, 4)))][: rng.randint(0, 1)]
+        branches = [(re.escape(x), x, False) for x in surfaces]
+        branches += [("[・･ー\\s]*".join(re.escape(ch) for ch in t), t, True) for t in needles]
+        branches.sort(key=lambda b: len(b[0]), reverse=True)
+        regex = re.compile("|".join(b[0] for b in branches))
+        want = [m.span() for m in regex.finditer(text) if m.end() > m.start()]
+        assert _Marker([(t, needle) for _, t, needle in branches]).spans(text) == want, (text, branches)
+
+
 KILLED_WORKER = """
 import os, sys, tempfile
 from judgeapp import search as S
