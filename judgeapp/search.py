@@ -1694,7 +1694,7 @@ class SearchIndex:
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
         # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
         self._section_weight = np.array(
-            [1.0 if f["text"].strip() else WEIGHT["container"] for f in self._evaluator.stored]
+            [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
         )
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()

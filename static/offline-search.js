@@ -391,7 +391,7 @@
         box.appendChild(el("h2", {}, names[g] || g));
         box.appendChild(list(by[g]));
       });
-    });
+    }).catch(function () { box.appendChild(el("p", { "class": "notice" }, "オフラインの索引が保存されていません。電波のある所で一度開いてください。")); });
   }
 
   window.judgeappOffline = { load: load, Index: Index, squash: squash, fold: fold };

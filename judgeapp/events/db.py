@@ -119,11 +119,19 @@ def _pg_alive(dbapi_conn: Any, ping: bool = True) -> bool:
     try:
         if dbapi_conn.closed or dbapi_conn.broken:
             return False
-        if not ping and not select.select([dbapi_conn.pgconn.socket], [], [], 0)[0]:
+        if not ping and not _readable(dbapi_conn.pgconn.socket):
             return True
         return dbapi_conn.pgconn.exec_(b"").status == pq.ExecStatus.EMPTY_QUERY
     except Exception:  # noqa: BLE001 — any failure means the connection is not usable
         return False
+
+
+def _readable(fd: int) -> bool:
+    """Whether the socket has anything to read, now (poll: no limit on the descriptor's number, unlike
+    select, which fails for one of 1024 or more in a process with many files open)."""
+    p = select.poll()
+    p.register(fd, select.POLLIN | select.POLLERR | select.POLLHUP)
+    return bool(p.poll(0))
 
 
 class Database:
