@@ -35,7 +35,7 @@ from sqlalchemy.orm import Session
 if TYPE_CHECKING:
     from flask import Flask
 
-    from .models import Notice, Staff
+    from .models import Staff
 
 log = logging.getLogger(__name__)
 
@@ -225,9 +225,8 @@ def dispatch_pending(pending: list) -> None:
             hub.dispatch(payload)
 
 
-def note_status_core(
-    conn: Connection,
-    pending: list,
+def note_status(
+    db: Session | Connection,
     event_id: int,
     actor: Staff,
     player_id: int,
@@ -235,12 +234,17 @@ def note_status_core(
     after: bool,
     cause: str,
     penalty_id: int | None,
+    pending: list | None = None,
 ) -> int | None:
-    """`note_status` in a Core transaction: the notice's id, or None (no change)."""
+    """A notice for the head judge when a change (a record, a void, a decision) removes the player or brings
+    them back, written in the same transaction as the change: in an ORM session, or in a Core transaction
+    (`Database.write_core`, its announcements kept in `pending`, see `announce_core`). Returns the notice's
+    id, or None (no change)."""
     from .models import Notice, utcnow
 
     if before == after:
         return None
+    conn = db.connection() if isinstance(db, Session) else db
     nid = conn.execute(
         insert(Notice.__table__).returning(Notice.__table__.c.id),
         {
@@ -253,38 +257,11 @@ def note_status_core(
             "created_at": utcnow(),
         },
     ).scalar_one()
-    announce_core(conn, pending, event_id, "notice", notice=nid)
+    if isinstance(db, Session):
+        announce(db, event_id, "notice", notice=nid)
+    else:
+        announce_core(db, [] if pending is None else pending, event_id, "notice", notice=nid)
     return nid
-
-
-def note_status(
-    session: Session,
-    event_id: int,
-    actor: Staff,
-    player_id: int,
-    before: bool,
-    after: bool,
-    cause: str,
-    penalty_id: int | None,
-) -> Notice | None:
-    """A notice for the head judge when a change (a record, a void, a decision) removes the player or brings
-    them back, written in the same transaction as the change. Returns the notice, or None (no change)."""
-    from .models import Notice
-
-    if before == after:
-        return None
-    n = Notice(
-        event_id=event_id,
-        player_id=player_id,
-        change="removed" if after else "restored",
-        cause=cause,
-        penalty_id=penalty_id,
-        by_id=actor.id,
-    )
-    session.add(n)
-    session.flush()
-    announce(session, event_id, "notice", notice=n.id)
-    return n
 
 
 def _forget(session: Session) -> None:

@@ -456,7 +456,7 @@ def record_penalty(
             rid = conn.execute(_INSERT, values).scalar_one()
             audit_row(conn, ev.id, actor, action, f"penalty:{rid}", **detail)
             live.announce_core(conn, pending, ev.id, "record", record=rid)
-        live.note_status_core(conn, pending, ev.id, actor, pid, before, st.removed, action, rid)
+        live.note_status(conn, ev.id, actor, pid, before, st.removed, action, rid, pending)
         pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=seq)
         p = Penalty(id=rid, **values)
         p.player, p.judge = pl, actor
