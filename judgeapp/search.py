@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "9"
+ANALYZER_VERSION = "10"
 
 
 def _analysis_version() -> str:
@@ -172,6 +172,7 @@ WEIGHT = {
     "characters": 1.0,  # a word the corpus does not have, by its character pairs (all of them)
     "grams": 0.4,  # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05,  # some character pairs
+    "overview": 1.25,  # a chapter's overview section (3a. 概要 under 3. 出場停止処分): its score times this
     "container": 0.5,  # a section with no text of its own, only subsections: its score times this
 }
 
@@ -190,6 +191,9 @@ class IndexDoc:
     numbers: list[str] = dataclass_field(
         default_factory=list
     )  # how judges type its number (`Corpus.number_keys`)
+    # an overview section's parent heading (3a. 概要 under 3. 出場停止処分): indexed as the section's title
+    # too, for the overview speaks for its chapter (`library.index_docs`); never shown
+    context: str = ""
 
 
 @dataclass
@@ -518,6 +522,9 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
     short units, reading, synonym groups)."""
     body_words = an.words(d.text)
     title_words = an.words(d.title)
+    if d.context:  # an overview: its chapter's heading is its title too (and the topic is the chapter's)
+        context_words = an.words(d.context)
+        title_words = title_words + context_words
     terms = []
     for ws in (body_words, title_words):
         out = []
@@ -539,7 +546,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
             out.append(t)
         terms.append(out)
     body, title = terms
-    title_grams = _bigrams(d.title)
+    title_grams = _bigrams(d.title) + (_bigrams(d.context) if d.context else [])
     return {
         "id": d.id,
         "game": d.game,
@@ -553,7 +560,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "reading": Counter(t[2] for t in body + title),
         "grams": _counts(title_grams + _bigrams(d.text)),
         "title_grams": _counts(title_grams),
-        "title_topic": title_topic(title_words),
+        "title_topic": title_topic(context_words if d.context else title_words),
         "title_text": d.title,
         "doc_title": d.doc_title,
         "text": d.text,
@@ -962,6 +969,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
     lex["terms"] = terms
+    lex["overviews"] = [d.id for d in docs if d.context]
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(
         json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count})
@@ -1696,6 +1704,12 @@ class SearchIndex:
         self._section_weight = np.array(
             [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
         )
+        # A chapter's overview (3a. 概要) speaks for the chapter: among siblings holding the query alike, it
+        # comes first.
+        overviews = set(lex.get("overviews", ()))
+        for d, f in enumerate(self._evaluator.stored):
+            if f["id"] in overviews:
+                self._section_weight[d] *= WEIGHT["overview"]
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
 
