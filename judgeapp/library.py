@@ -11,7 +11,7 @@ from pathlib import Path
 
 from flask import current_app
 
-from .corpus import Corpus, load_corpus
+from .corpus import Corpus, Section, load_corpus
 from .decks import DeckRules, load_deck_rules
 from .lookup import Lookup
 from .policy import Policies, PolicyError, load_policies
@@ -32,7 +32,7 @@ _NUMBER_HEAD = r"(?:\S*[0-9０-９]\S*\s*)"  # a heading's number (3a., 10.)
 _OVERVIEW = re.compile(_NUMBER_HEAD + "?概要")
 
 
-def overview_of(corpus: Corpus, section) -> str:
+def overview_of(corpus: Corpus, section: Section) -> str:
     """The heading an overview section speaks for: its parent's, when the section is headed 概要 (and its
     number) and the parent has no text of its own; else "". Without the parent's number: that is a number
     key (below), not a word of the title."""
