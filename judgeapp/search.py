@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "10"
+ANALYZER_VERSION = "11"
 
 
 def _analysis_version() -> str:
@@ -172,7 +172,6 @@ WEIGHT = {
     "characters": 1.0,  # a word the corpus does not have, by its character pairs (all of them)
     "grams": 0.4,  # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05,  # some character pairs
-    "overview": 1.25,  # a chapter's overview section (3a. 概要 under 3. 出場停止処分): its score times this
     "container": 0.5,  # a section with no text of its own, only subsections: its score times this
 }
 
@@ -413,6 +412,36 @@ def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, di
             if len(form) <= 5:
                 letters.setdefault(spelled_letters(form), []).append(form)
     return {"skeletons": skeletons, "deletes": deletes, "latin": latin, "letters": letters}
+
+
+def _katakana_word(form: str) -> bool:
+    return len(form) >= 3 and all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in form)
+
+
+def clip_map(pairs: Iterable[str], compounds: Iterable[tuple[str, tuple[str, ...]]]) -> dict[str, list[str]]:
+    """Clipped compounds, as judges shorten two loan words to the starts of each (ダブエリ for ダブル
+    エリミネーション, スイドロ for スイスドロー): each two neighbouring katakana words of the corpus (a word pair,
+    `word_pairs`, or the short units of one long word) by their first two or three characters each → the
+    index term they stand for (`pairs:ダブル|エリミネーション`, `words:<long word>`)."""
+    out: dict[str, list[str]] = {}
+
+    def add(a: str, b: str, term: str) -> None:
+        if not (_katakana_word(a) and _katakana_word(b)):
+            return
+        for i in (2, 3):
+            for j in (2, 3):
+                if len(a) > i and len(b) > j and a[i - 1] != "ー" and b[j - 1] != "ー":
+                    key = a[:i] + b[:j]
+                    if term not in out.setdefault(key, []):
+                        out[key].append(term)
+
+    for p in pairs:
+        a, _, b = p.partition("|")
+        add(a, b, "pairs:" + p)
+    for form, parts in compounds:
+        for a, b in zip(parts, parts[1:], strict=False):
+            add(a, b, "words:" + form)
+    return out
 
 
 def _weighted(q: Q.Query, weight: float) -> Q.Query:
@@ -968,8 +997,11 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
         raise
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
+    long_words = [f for f in lex["words"] if len(f) >= 6 and _katakana_word(f)]
+    an = analyzer()
+    compounds = [(f, parts) for f in long_words for w in an.words(f)[:1] if len(parts := w.parts) > 1]
+    lex["spellings"]["clips"] = clip_map(terms.get("pairs", ()), compounds)
     lex["terms"] = terms
-    lex["overviews"] = [d.id for d in docs if d.context]
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(
         json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count})
@@ -1704,12 +1736,6 @@ class SearchIndex:
         self._section_weight = np.array(
             [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
         )
-        # A chapter's overview (3a. 概要) speaks for the chapter: among siblings holding the query alike, it
-        # comes first.
-        overviews = set(lex.get("overviews", ()))
-        for d, f in enumerate(self._evaluator.stored):
-            if f["id"] in overviews:
-                self._section_weight[d] *= WEIGHT["overview"]
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
 
@@ -1767,6 +1793,7 @@ class SearchIndex:
         self._sorted_skeletons = sorted(self._skeletons)
         self._latin = maps["latin"]
         self._letters = maps["letters"]
+        self._clips = maps.get("clips", {})
 
     # query building
 
@@ -1922,6 +1949,16 @@ class SearchIndex:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
+            clipped = self._clips.get(w.reading, ())
+            if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
+                for term in clipped:
+                    field, _, text = term.partition(":")
+                    # both words (in the text or the title), weighing as one word together
+                    both = [
+                        Q.Or([Q.Term("words", x), Q.Term("title", x, boost=FIELD_BOOST["title"])])
+                        for x in text.split("|")
+                    ]
+                    alts.append(_weighted(Q.And(both), WEIGHT["fuzzy"] / len(both)))
         stem = word_stem(w)
         if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
             # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
