@@ -1829,8 +1829,8 @@ class SearchIndex:
             words = [
                 x for w in analysed if w.forms[0] not in _QUERY_STOP for x in self._without_question_word(w)
             ]
-            if is_kana(chunk) and analysed and not words:
-                continue  # only light, question or courtesy words (すみません, なに)
+            if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
+                continue  # only light, question or courtesy words (すみません, なに), or particles (とは)
             if words or is_kana(chunk):
                 content.append(chunk)
             if is_kana(chunk):
@@ -1841,6 +1841,15 @@ class SearchIndex:
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
         return out[:24], whole_text, " ".join(content)
+
+    def _only_particles(self, chunk: str) -> bool:
+        """A short run of hiragana that SudachiPy reads as particles only and that is no reading of the
+        corpus (とは, には, のは after a word): it adds nothing to the query."""
+        return (
+            len(chunk) <= 3
+            and all("\u3041" <= ch <= "\u309f" for ch in chunk)
+            and fold(to_katakana(chunk)) not in self.readings
+        )
 
     def _without_question_word(self, w: Word) -> list[Word]:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
