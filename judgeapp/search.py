@@ -115,6 +115,8 @@ _KANA_QUESTION_TAIL = (
     ),
     re.compile("^([ぁ-んァ-ヶー]{2,})([何誰].{0,6})$"),
 )
+_HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
+_PARTICLE_CHARS = frozenset("のにをでがはともへ")
 # A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
 _KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
 # What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
@@ -1729,6 +1731,12 @@ class SearchIndex:
         self._analysed: dict[str, list[Word]] = {}
         self._index_synonyms()
         self._index_spellings()
+        # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana
+        self._loan_readings = frozenset(
+            r
+            for r, surfaces in lex["reading"].items()
+            if len(r) >= 3 and any(_katakana_word(fold(x)) for x in surfaces)
+        )
         self._evaluator = _Evaluator(self.ix, lex.get("terms"))
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
@@ -1816,7 +1824,8 @@ class SearchIndex:
                 # a katakana word with hiragana after it (スコアキーパいないと): two parts, so that the
                 # katakana word is matched, spelling and all, as a word of its own
                 k = _KATAKANA_THEN_HIRAGANA.match(part)
-                chunks.extend(k.groups() if k else [part])
+                for piece in k.groups() if k else [part]:
+                    chunks.extend(self._loan_words_apart(piece))
         whole_text = None
         for chunk in chunks:
             analysed = self.analyzer.words(chunk)
@@ -1841,6 +1850,22 @@ class SearchIndex:
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
         return out[:24], whole_text, " ".join(content)
+
+    def _loan_words_apart(self, chunk: str) -> list[str]:
+        """A loan word typed in hiragana beside other characters (どらふと中に): its run of hiragana starts
+        with the reading of a katakana word of the corpus (three characters or more, the longest), which
+        SudachiPy would cut into unrelated words (どら|ふと); that word is a part of its own."""
+        if is_kana(chunk):
+            return [chunk]
+        for m in _HIRAGANA_RUN.finditer(chunk):
+            run = m.group()
+            # at the run's start, or after a particle that begins it (大会のるーる)
+            for start in (0, 1) if run[0] in _PARTICLE_CHARS else (0,):
+                for end in range(len(run), start + 2, -1):
+                    if fold(to_katakana(run[start:end])) in self._loan_readings:
+                        a, b = m.start() + start, m.start() + end
+                        return [x for x in (chunk[:a], chunk[a:b]) if x] + self._loan_words_apart(chunk[b:])
+        return [chunk] if chunk else []
 
     def _only_particles(self, chunk: str) -> bool:
         """A short run of hiragana that SudachiPy reads as particles only and that is no reading of the
