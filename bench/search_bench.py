@@ -11,7 +11,7 @@ original). Peers:
   them up first (exact-substring matchers: they show what no folding costs);
 - Groonga is left out: the machine has no `groonga` command.
 Query tables: tests/cases/search_queries.yaml (ours, old) and, when present, the unseen tables written by
-someone who never saw our code (tuning halves tune, tune2, tune3, tune4; reporting halves report, check3, check4). Prints recall@5 and first hit per table,
+someone who never saw our code (tuning halves tune, tune2, tune3, tune4, tune5; reporting halves report, check3, check4). Prints recall@5 and first hit per table,
 query time median/p95 over every table's queries, index build time and size, and the ratios issue 10 asks
 for.
 """
@@ -49,6 +49,7 @@ TABLES = {
         ("unseen check3", "search_unseen_check3.yaml"),
         ("unseen tune4", "search_unseen_tune4.yaml"),
         ("unseen check4", "search_unseen_check4.yaml"),
+        ("unseen tune5", "search_unseen_tune5.yaml"),
     )
 }
 QUERIES = {name: yaml.safe_load(p.read_text(encoding="utf-8")) for name, p in TABLES.items() if p.exists()}
