@@ -115,6 +115,17 @@ _KANA_QUESTION_TAIL = (
     ),
     re.compile("^([ぁ-んァ-ヶー]{2,})([何誰].{0,6})$"),
 )
+# The counters a judge asks about in kana after なん (なんてん: 何点), by their readings (rendaku included).
+_COUNTERS = {
+    to_katakana(k): v
+    for k, v in {
+    "てん": "点", "にん": "人", "まい": "枚", "かい": "回", "ねん": "年", "ふん": "分", "ぷん": "分",
+    "びょう": "秒", "しょう": "勝", "はい": "敗", "ぱい": "敗", "こ": "個", "ばん": "番", "ど": "度",
+    "じかん": "時間", "せん": "戦", "ほん": "本", "ぼん": "本", "ぽん": "本", "めい": "名", "にち": "日",
+    "しゅう": "週", "ぶ": "部", "さい": "歳",
+    }.items()
+}  # fmt: skip
+_KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(_COUNTERS, key=len, reverse=True)) + ")")
 _HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
 _PARTICLE_CHARS = frozenset("のにをでがはともへ")
 # A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
@@ -1828,6 +1839,15 @@ class SearchIndex:
                     chunks.extend(self._loan_words_apart(piece))
         whole_text = None
         for chunk in chunks:
+            counted = _KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
+            if counted:  # なんてん, なんにん: 何点, 何人 typed in kana, the counter asked for (it ranks only)
+                counter = _COUNTERS[counted.group(1)]
+                out.extend(
+                    QueryWord(dataclasses.replace(x, suffix=True), kana=False)
+                    for x in self.analyzer.words(counter)
+                )
+                content.append(counter)
+                continue
             analysed = self.analyzer.words(chunk)
             if len(chunks) == 1 and chunk == text:
                 whole_text = analysed  # the text as typed, question and all (its word pairs)
