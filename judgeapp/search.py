@@ -427,8 +427,8 @@ def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, di
     return {"skeletons": skeletons, "deletes": deletes, "latin": latin, "letters": letters}
 
 
-def _katakana_word(form: str) -> bool:
-    return len(form) >= 3 and all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in form)
+def _katakana_word(form: str, shortest: int = 3) -> bool:
+    return len(form) >= shortest and all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in form)
 
 
 def clip_map(pairs: Iterable[str], compounds: Iterable[tuple[str, tuple[str, ...]]]) -> dict[str, list[str]]:
@@ -1746,7 +1746,7 @@ class SearchIndex:
         self._loan_readings = frozenset(
             r
             for r, surfaces in lex["reading"].items()
-            if len(r) >= 3 and any(_katakana_word(fold(x)) for x in surfaces)
+            if len(r) >= 2 and any(_katakana_word(fold(x), 2) for x in surfaces)
         )
         self._evaluator = _Evaluator(self.ix, lex.get("terms"))
         # Each section folded once, for the snippets.
@@ -1943,6 +1943,19 @@ class SearchIndex:
                 i += 1
         return out if len(out) <= 3 else []
 
+    def _compound_head(self, k: str) -> str:
+        """The corpus's loan word that ends a katakana compound the corpus does not have (イカサマダイス →
+        ダイス, ライフメモ → メモ): a Japanese compound names a kind of its last word. The longest such reading,
+        two characters or more, with two or more before it; "" when none."""
+        if len(k) < 4 or not all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in k):
+            return ""
+        for start in range(2, len(k) - 1):
+            if k[start] != "ー" and k[start:] in self._loan_readings:
+                # a word most sections have (カード) says nothing of which one is meant
+                common = len(self._evaluator.postings("reading", k[start:])[0]) > 0.1 * self._evaluator.n
+                return "" if common else k[start:]
+        return ""
+
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
         out = list(self._letters.get(squash(k), ()))
@@ -2003,6 +2016,11 @@ class SearchIndex:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
+            last = "" if qw.phrases else self._compound_head(w.reading)
+            if last:  # a compound the corpus lacks, by its last word (イカサマダイス: a ダイス)
+                alts.append(Q.Term("reading", last, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(last, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             clipped = self._clips.get(w.reading, ())
             if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
                 for term in clipped:
