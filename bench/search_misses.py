@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from judgeapp.corpus import load_corpus  # noqa: E402
 from judgeapp.library import index_docs  # noqa: E402
 from judgeapp.search import SearchIndex, build_index, load_synonyms  # noqa: E402
+from judgeapp.textnorm import clean_query  # noqa: E402
 
 
 def _label(ev, q: Q.Query, n_words: int) -> str:
@@ -69,6 +70,7 @@ def explain(ix: SearchIndex, case: dict, show: str) -> bool:
     if show == "miss" and rank == 0:
         return False
     ev = ix._evaluator
+    text = clean_query(text)  # as search() reads it
     q = ix.query(text)
     words = ix.analyse(text)
     words, _ = ix._attach_phrases(words, ix.synonym_entries(text, words))
