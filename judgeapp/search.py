@@ -1879,10 +1879,11 @@ class SearchIndex:
             return [chunk]
         for m in _HIRAGANA_RUN.finditer(chunk):
             run = m.group()
+            spoken = to_katakana(run)  # (a hiragana run's katakana is folded already)
             # at the run's start, or after a particle that begins it (大会のるーる)
             for start in (0, 1) if run[0] in _PARTICLE_CHARS else (0,):
-                for end in range(len(run), start + 2, -1):
-                    if fold(to_katakana(run[start:end])) in self._loan_readings:
+                for end in range(min(len(run), start + self.max_reading), start + 2, -1):
+                    if spoken[start:end] in self._loan_readings:
                         a, b = m.start() + start, m.start() + end
                         return [x for x in (chunk[:a], chunk[a:b]) if x] + self._loan_words_apart(chunk[b:])
         return [chunk] if chunk else []
