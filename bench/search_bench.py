@@ -77,6 +77,7 @@ def scaled_docs(corpus, n_sections: int) -> list[IndexDoc]:
                     doc_title=d.doc_title,
                     text=d.text,
                     numbers=d.numbers,
+                    context=d.context,
                 )
             )
     return docs

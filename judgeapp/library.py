@@ -4,13 +4,14 @@ and the CLI. Read-only once loaded: several processes can serve from the same fi
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from flask import current_app
 
-from .corpus import Corpus, load_corpus
+from .corpus import Corpus, Section, load_corpus
 from .decks import DeckRules, load_deck_rules
 from .lookup import Lookup
 from .policy import Policies, PolicyError, load_policies
@@ -26,10 +27,32 @@ class Library:
     decks: dict[str, DeckRules] | None = None  # each game's deck construction rules
 
 
+# A section headed only by its number and this word is its chapter's overview (3a. 概要 under 3. 出場停止処分).
+_NUMBER_HEAD = r"(?:\S*[0-9０-９]\S*\s*)"  # a heading's number (3a., 10.)
+_OVERVIEW = re.compile(_NUMBER_HEAD + "?概要")
+
+
+def overview_of(corpus: Corpus, section: Section) -> str:
+    """The heading an overview section speaks for: its parent's, when the section is headed 概要 (and its
+    number) and the parent has no text of its own; else "". Without the parent's number: that is a number
+    key (below), not a word of the title."""
+    parent = corpus.sections.get(section.parent) if section.parent else None
+    if parent is None or parent.text.strip() or not _OVERVIEW.fullmatch(section.title.strip()):
+        return ""
+    return re.sub("^" + _NUMBER_HEAD, "", parent.title.strip())
+
+
 def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
-    """Every section of the corpus as the search index sees it."""
+    """Every section of the corpus as the search index sees it (an overview with its chapter's heading as
+    `context`)."""
     for section in corpus.sections.values():
         doc = corpus.documents[f"{section.game}/{section.doc}"]
+        context = overview_of(corpus, section)
+        numbers = corpus.number_keys(section)
+        if context:  # the chapter's number reaches its overview too (第3章 → 3a, not the bare heading 3)
+            numbers = numbers + [
+                k for k in corpus.number_keys(corpus.sections[section.parent]) if k not in numbers
+            ]
         yield IndexDoc(
             id=section.id,
             game=section.game,
@@ -38,7 +61,8 @@ def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
             title=section.title,
             doc_title=doc.title,
             text=section.text,
-            numbers=corpus.number_keys(section),
+            numbers=numbers,
+            context=context,
         )
 
 

@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "9"
+ANALYZER_VERSION = "11"
 
 
 def _analysis_version() -> str:
@@ -115,6 +115,19 @@ _KANA_QUESTION_TAIL = (
     ),
     re.compile("^([ぁ-んァ-ヶー]{2,})([何誰].{0,6})$"),
 )
+# The counters a judge asks about in kana after なん (なんてん: 何点), by their readings (rendaku included).
+_COUNTERS = {
+    to_katakana(k): v
+    for k, v in {
+    "てん": "点", "にん": "人", "まい": "枚", "かい": "回", "ねん": "年", "ふん": "分", "ぷん": "分",
+    "びょう": "秒", "しょう": "勝", "はい": "敗", "ぱい": "敗", "こ": "個", "ばん": "番", "ど": "度",
+    "じかん": "時間", "せん": "戦", "ほん": "本", "ぼん": "本", "ぽん": "本", "めい": "名", "にち": "日",
+    "しゅう": "週", "ぶ": "部", "さい": "歳",
+    }.items()
+}  # fmt: skip
+_KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(_COUNTERS, key=len, reverse=True)) + ")")
+_HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
+_PARTICLE_CHARS = frozenset("のにをでがはともへ")
 # A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
 _KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
 # What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
@@ -190,6 +203,9 @@ class IndexDoc:
     numbers: list[str] = dataclass_field(
         default_factory=list
     )  # how judges type its number (`Corpus.number_keys`)
+    # an overview section's parent heading (3a. 概要 under 3. 出場停止処分): indexed as the section's title
+    # too, for the overview speaks for its chapter (`library.index_docs`); never shown
+    context: str = ""
 
 
 @dataclass
@@ -411,6 +427,36 @@ def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, di
     return {"skeletons": skeletons, "deletes": deletes, "latin": latin, "letters": letters}
 
 
+def _katakana_word(form: str, shortest: int = 3) -> bool:
+    return len(form) >= shortest and all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in form)
+
+
+def clip_map(pairs: Iterable[str], compounds: Iterable[tuple[str, tuple[str, ...]]]) -> dict[str, list[str]]:
+    """Clipped compounds, as judges shorten two loan words to the starts of each (ダブエリ for ダブル
+    エリミネーション, スイドロ for スイスドロー): each two neighbouring katakana words of the corpus (a word pair,
+    `word_pairs`, or the short units of one long word) by their first two or three characters each → the
+    index term they stand for (`pairs:ダブル|エリミネーション`, `words:<long word>`)."""
+    out: dict[str, list[str]] = {}
+
+    def add(a: str, b: str, term: str) -> None:
+        if not (_katakana_word(a) and _katakana_word(b)):
+            return
+        for i in (2, 3):
+            for j in (2, 3):
+                if len(a) > i and len(b) > j and a[i - 1] != "ー" and b[j - 1] != "ー":
+                    key = a[:i] + b[:j]
+                    if term not in out.setdefault(key, []):
+                        out[key].append(term)
+
+    for p in pairs:
+        a, _, b = p.partition("|")
+        add(a, b, "pairs:" + p)
+    for form, parts in compounds:
+        for a, b in zip(parts, parts[1:], strict=False):
+            add(a, b, "words:" + form)
+    return out
+
+
 def _weighted(q: Q.Query, weight: float) -> Q.Query:
     """The query with its score multiplied by `weight`. Whoosh ignores the boost of a compound of one
     query (it runs the child alone), so the weight goes down to the first query that uses it."""
@@ -518,6 +564,9 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
     short units, reading, synonym groups)."""
     body_words = an.words(d.text)
     title_words = an.words(d.title)
+    if d.context:  # an overview: its chapter's heading is its title too (and the topic is the chapter's)
+        context_words = an.words(d.context)
+        title_words = title_words + context_words
     terms = []
     for ws in (body_words, title_words):
         out = []
@@ -539,7 +588,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
             out.append(t)
         terms.append(out)
     body, title = terms
-    title_grams = _bigrams(d.title)
+    title_grams = _bigrams(d.title) + (_bigrams(d.context) if d.context else [])
     return {
         "id": d.id,
         "game": d.game,
@@ -553,7 +602,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "reading": Counter(t[2] for t in body + title),
         "grams": _counts(title_grams + _bigrams(d.text)),
         "title_grams": _counts(title_grams),
-        "title_topic": title_topic(title_words),
+        "title_topic": title_topic(context_words if d.context else title_words),
         "title_text": d.title,
         "doc_title": d.doc_title,
         "text": d.text,
@@ -961,6 +1010,10 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
         raise
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
+    long_words = [f for f in lex["words"] if len(f) >= 6 and _katakana_word(f)]
+    an = analyzer()
+    compounds = [(f, parts) for f in long_words for w in an.words(f)[:1] if len(parts := w.parts) > 1]
+    lex["spellings"]["clips"] = clip_map(terms.get("pairs", ()), compounds)
     lex["terms"] = terms
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(
@@ -1689,6 +1742,12 @@ class SearchIndex:
         self._analysed: dict[str, list[Word]] = {}
         self._index_synonyms()
         self._index_spellings()
+        # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana
+        self._loan_readings = frozenset(
+            r
+            for r, surfaces in lex["reading"].items()
+            if len(r) >= 2 and any(_katakana_word(fold(x), 2) for x in surfaces)
+        )
         self._evaluator = _Evaluator(self.ix, lex.get("terms"))
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
@@ -1753,6 +1812,7 @@ class SearchIndex:
         self._sorted_skeletons = sorted(self._skeletons)
         self._latin = maps["latin"]
         self._letters = maps["letters"]
+        self._clips = maps.get("clips", {})
 
     # query building
 
@@ -1775,9 +1835,19 @@ class SearchIndex:
                 # a katakana word with hiragana after it (スコアキーパいないと): two parts, so that the
                 # katakana word is matched, spelling and all, as a word of its own
                 k = _KATAKANA_THEN_HIRAGANA.match(part)
-                chunks.extend(k.groups() if k else [part])
+                for piece in k.groups() if k else [part]:
+                    chunks.extend(self._loan_words_apart(piece))
         whole_text = None
         for chunk in chunks:
+            counted = _KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
+            if counted:  # なんてん, なんにん: 何点, 何人 typed in kana, the counter asked for (it ranks only)
+                counter = _COUNTERS[counted.group(1)]
+                out.extend(
+                    QueryWord(dataclasses.replace(x, suffix=True), kana=False)
+                    for x in self.analyzer.words(counter)
+                )
+                content.append(counter)
+                continue
             analysed = self.analyzer.words(chunk)
             if len(chunks) == 1 and chunk == text:
                 whole_text = analysed  # the text as typed, question and all (its word pairs)
@@ -1788,8 +1858,8 @@ class SearchIndex:
             words = [
                 x for w in analysed if w.forms[0] not in _QUERY_STOP for x in self._without_question_word(w)
             ]
-            if is_kana(chunk) and analysed and not words:
-                continue  # only light, question or courtesy words (すみません, なに)
+            if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
+                continue  # only light, question or courtesy words (すみません, なに), or particles (とは)
             if words or is_kana(chunk):
                 content.append(chunk)
             if is_kana(chunk):
@@ -1800,6 +1870,32 @@ class SearchIndex:
             else:
                 out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
         return out[:24], whole_text, " ".join(content)
+
+    def _loan_words_apart(self, chunk: str) -> list[str]:
+        """A loan word typed in hiragana beside other characters (どらふと中に): its run of hiragana starts
+        with the reading of a katakana word of the corpus (three characters or more, the longest), which
+        SudachiPy would cut into unrelated words (どら|ふと); that word is a part of its own."""
+        if is_kana(chunk):
+            return [chunk]
+        for m in _HIRAGANA_RUN.finditer(chunk):
+            run = m.group()
+            spoken = to_katakana(run)  # (a hiragana run's katakana is folded already)
+            # at the run's start, or after a particle that begins it (大会のるーる)
+            for start in (0, 1) if run[0] in _PARTICLE_CHARS else (0,):
+                for end in range(min(len(run), start + self.max_reading), start + 2, -1):
+                    if spoken[start:end] in self._loan_readings:
+                        a, b = m.start() + start, m.start() + end
+                        return [x for x in (chunk[:a], chunk[a:b]) if x] + self._loan_words_apart(chunk[b:])
+        return [chunk] if chunk else []
+
+    def _only_particles(self, chunk: str) -> bool:
+        """A short run of hiragana that SudachiPy reads as particles only and that is no reading of the
+        corpus (とは, には, のは after a word): it adds nothing to the query."""
+        return (
+            len(chunk) <= 3
+            and all("\u3041" <= ch <= "\u309f" for ch in chunk)
+            and fold(to_katakana(chunk)) not in self.readings
+        )
 
     def _without_question_word(self, w: Word) -> list[Word]:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
@@ -1847,6 +1943,19 @@ class SearchIndex:
                     out.extend(self._skeletons[self._sorted_skeletons[i]])
                 i += 1
         return out if len(out) <= 3 else []
+
+    def _compound_head(self, k: str) -> str:
+        """The corpus's loan word that ends a katakana compound the corpus does not have (イカサマダイス →
+        ダイス, ライフメモ → メモ): a Japanese compound names a kind of its last word. The longest such reading,
+        two characters or more, with two or more before it; "" when none."""
+        if len(k) < 4 or not all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in k):
+            return ""
+        for start in range(2, len(k) - 1):
+            if k[start] != "ー" and k[start:] in self._loan_readings:
+                # a word most sections have (カード) says nothing of which one is meant
+                common = len(self._evaluator.postings("reading", k[start:])[0]) > 0.1 * self._evaluator.n
+                return "" if common else k[start:]
+        return ""
 
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
@@ -1908,6 +2017,21 @@ class SearchIndex:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             for name in self._latin_names(w.reading):
                 alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
+            last = "" if qw.phrases else self._compound_head(w.reading)
+            if last:  # a compound the corpus lacks, by its last word (イカサマダイス: a ダイス)
+                alts.append(Q.Term("reading", last, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(last, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
+            clipped = self._clips.get(w.reading, ())
+            if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
+                for term in clipped:
+                    field, _, text = term.partition(":")
+                    # both words (in the text or the title), weighing as one word together
+                    both = [
+                        Q.Or([Q.Term("words", x), Q.Term("title", x, boost=FIELD_BOOST["title"])])
+                        for x in text.split("|")
+                    ]
+                    alts.append(_weighted(Q.And(both), WEIGHT["fuzzy"] / len(both)))
         stem = word_stem(w)
         if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
             # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
