@@ -1600,6 +1600,28 @@ def _escape(text: str) -> str:
 
 
 _GAP = frozenset("・･ー")  # what a needle skips between its characters (with white space)
+_GAP_RUNS = re.compile(r"[・･ー\s]+")  # (`\s` is `str.isspace`'s white space: both are Py_UNICODE_ISSPACE)
+
+
+class _Gapless:
+    """A folded text without what a needle skips (`_GAP`, white space), and the way back to the text's
+    places: a needle's match is then one `str.find` in C, not a Python step per place its first character
+    is found (made once per section, on first use)."""
+
+    __slots__ = ("text", "keys", "removed")
+
+    def __init__(self, text: str):
+        self.text = _GAP_RUNS.sub("", text)
+        # each run of gaps: where it sits in the gapless text, and how many characters precede it removed
+        self.keys: list[int] = []
+        self.removed: list[int] = [0]
+        for m in _GAP_RUNS.finditer(text):
+            self.keys.append(m.start() - self.removed[-1])
+            self.removed.append(self.removed[-1] + m.end() - m.start())
+
+    def place(self, at: int) -> int:
+        """The text's place of the gapless text's character `at`."""
+        return at + self.removed[bisect.bisect_right(self.keys, at)]
 
 
 class _Marker:
@@ -1613,7 +1635,8 @@ class _Marker:
     def __init__(self, branches: list[tuple[str, bool]]):
         self.branches = branches  # (text, whether it is a needle)
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
+    def spans(self, text: str, gapless: _Gapless | None = None) -> list[tuple[int, int]]:
+        """`gapless`, the text's `_Gapless` when the caller keeps one."""
         found: dict[int, tuple[int, int]] = {}  # start → (the first branch that matches there, its end)
         for rank, (branch, needle) in enumerate(self.branches):
             if not branch:
@@ -1624,6 +1647,17 @@ class _Marker:
                     if at not in found:  # (a branch before this one matches there: it wins)
                         found[at] = (rank, at + len(branch))
                     at = text.find(branch, at + 1)
+                continue
+            if gapless is not None and not _GAP_RUNS.search(branch):
+                # The needle's characters, gaps skipped between them: the needle in the gapless text. Its
+                # match starts at its first character's place and ends after its last one's.
+                flat, last = gapless.text, len(branch) - 1
+                at = flat.find(branch)
+                while at >= 0:
+                    start = gapless.place(at)
+                    if start not in found:
+                        found[start] = (rank, gapless.place(at + last) + 1)
+                    at = flat.find(branch, at + 1)
                 continue
             first, second = branch[0], branch[1:2]
             at = text.find(first)
@@ -1692,6 +1726,7 @@ class SearchIndex:
         self._evaluator = _Evaluator(self.ix, lex.get("terms"))
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
+        self._gapless: dict[int, _Gapless] = {}  # each section's folded text without gaps (`_Gapless`)
         # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
         self._section_weight = np.array(
             [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
@@ -2241,6 +2276,7 @@ class SearchIndex:
                         every,
                         short=short,
                         folded=self._folded[docnum],
+                        gapless=self._gapless_of(docnum),
                         marker=marker,
                     ),
                 )
@@ -2248,6 +2284,13 @@ class SearchIndex:
         return Results(query=text, total=len(ids), hits=hits)
 
     # snippets
+
+    def _gapless_of(self, docnum: int) -> _Gapless:
+        """A section's `_Gapless` (made on first use, kept: bounded by the index's sections)."""
+        hit = self._gapless.get(docnum)
+        if hit is None:
+            hit = self._gapless[docnum] = _Gapless(self._folded[docnum])
+        return hit
 
     def _surfaces(self, terms: set[tuple[str, str]], short: bool = False) -> list[str]:
         out: set[str] = set()
@@ -2277,11 +2320,12 @@ class SearchIndex:
         short: bool = False,
         folded: str | None = None,
         marker: _Marker | None = None,
+        gapless: _Gapless | None = None,
     ) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
         folded = fold(text) if folded is None else folded
         marks = marker if marker is not None else self._marker(terms, short)
-        spans = marks.spans(folded) if marks is not None else []
+        spans = marks.spans(folded, gapless) if marks is not None else []
         start = 0
         if spans:
             # The window that holds the most marks (spans come in order of their start).

@@ -123,11 +123,11 @@ def test_the_snippet_marks_are_the_spans_of_the_alternation():
     import random
     import re
 
-    from judgeapp.search import _Marker
+    from judgeapp.search import _Gapless, _Marker
 
     rng = random.Random(7)
     for _ in range(3000):
-        text = "".join(rng.choice("アイウカキ・ー 　\tab") for _ in range(rng.randint(0, 30)))
+        text = "".join(rng.choice("アイウカキ・･ー 　\t\nab") for _ in range(rng.randint(0, 30)))
         surfaces = [
             "".join(rng.choice("アイウカキab・ー") for _ in range(rng.randint(1, 4))) for _ in range(4)
         ]
@@ -137,7 +137,9 @@ def test_the_snippet_marks_are_the_spans_of_the_alternation():
         branches.sort(key=lambda b: len(b[0]), reverse=True)
         regex = re.compile("|".join(b[0] for b in branches))
         want = [m.span() for m in regex.finditer(text) if m.end() > m.start()]
-        assert _Marker([(t, needle) for _, t, needle in branches]).spans(text) == want, (text, branches)
+        marker = _Marker([(t, needle) for _, t, needle in branches])
+        assert marker.spans(text) == want, (text, branches)
+        assert marker.spans(text, _Gapless(text)) == want, (text, branches)  # the needle found gapless
 
 
 KILLED_WORKER = """
