@@ -1521,6 +1521,15 @@ class _Evaluator:
         if len(ids) <= _SORT_BELOW:  # (a few: sorted as Python floats, the same order)
             order = sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))
             return [d for d, _ in order[:limit]]
+        if len(ids) > _NARROW_FROM and len(ids) > 16 * limit:
+            # First the few at or above a bound that at least `limit` reach (each try one comparison over
+            # the matches; a full partition of thousands cost more): the best `limit` and every tie at the
+            # cut are among them, so what follows orders the same documents.
+            keep = _at_least(scores, limit)
+            ids, scores = ids[keep], scores[keep]
+            if len(ids) <= _SORT_BELOW:
+                order = sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))
+                return [d for d, _ in order[:limit]]
         if len(ids) > limit:
             sel = np.argpartition(-scores, limit - 1)[:limit]
             keep = scores >= scores[sel].min()  # keep every tie at the cut, then order
@@ -1555,6 +1564,17 @@ _SMALL_UP_TO = 400
 
 # Up to this many matches, the best are sorted in Python (`_Evaluator.top_of`).
 _SORT_BELOW = 64
+# From this many matches, the best are first narrowed down by a bound on their score (`_at_least`).
+_NARROW_FROM = 256
+
+
+def _at_least(scores: np.ndarray, limit: int) -> np.ndarray:
+    """A mask of the scores at or above a bound that at least `limit` of them reach, so that it holds the best
+    `limit` and every score equal to the `limit`-th best: the `limit`-th best of every eighth score (those
+    are scores too, so at least `limit` reach it), which about eight times `limit` of them reach."""
+    sample = scores[::8]
+    bound = np.partition(sample, len(sample) - limit)[len(sample) - limit]
+    return scores >= bound
 
 
 def _dict_times(found: dict[int, float], boost: float) -> dict[int, float]:

@@ -142,6 +142,31 @@ def test_the_snippet_marks_are_the_spans_of_the_alternation():
         assert marker.spans(text, _Gapless(text)) == want, (text, branches)  # the needle found gapless
 
 
+def test_top_of_narrowed_by_a_bound_is_the_sorted_order():
+    """`_Evaluator.top_of` on thousands of matches (narrowed first by `_at_least`) gives the order of a full
+    sort (higher score first, then lower document number), ties at the cut and all, on random scores."""
+    import random
+
+    import numpy as np
+
+    from judgeapp.search import _Evaluator
+
+    rng = random.Random(11)
+    for _ in range(400):
+        size = rng.choice([300, 1000, 4000])
+        ids = np.array(sorted(rng.sample(range(20_000), size)), dtype=np.int64)
+        levels = rng.choice([3, 20, 1000, 10**9])  # many ties, some, none
+        scores = np.array([rng.randrange(levels) / 7 for _ in range(size)], dtype=np.float64)
+        limit = rng.choice([1, 5, 10, 100])
+        want = [
+            d
+            for d, _ in sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))[
+                :limit
+            ]
+        ]
+        assert _Evaluator.top_of(ids, scores, limit) == want
+
+
 KILLED_WORKER = """
 import os, sys, tempfile
 from judgeapp import search as S
