@@ -1053,6 +1053,7 @@ class _Evaluator:
             tuple[str | None, str, str, float], tuple[np.ndarray, np.ndarray]
         ] = {}  # `_boosted`
         self._small: dict[tuple[str | None, str, str], dict[int, float]] = {}  # `_small_postings`
+        self._small_times: dict[tuple[str | None, str, str, float], dict[int, float]] = {}  # `_small_boosted`
 
     def _field_lengths(self, field: str) -> np.ndarray:
         arr = self._lengths.get(field)
@@ -1164,6 +1165,16 @@ class _Evaluator:
             hit = self._small[key] = dict(zip(ids.tolist(), sc.tolist(), strict=True))
         return hit
 
+    def _small_boosted(self, game: str | None, field: str, text: str, boost: float) -> dict[int, float]:
+        """`_small_postings` times a boost, multiplied once per scope, term and boost (`_boosted`'s bound)."""
+        if boost == 1.0:
+            return self._small_postings(game, field, text)
+        key = (game, field, text, boost)
+        hit = self._small_times.get(key)
+        if hit is None:
+            hit = self._small_times[key] = _dict_times(self._small_postings(game, field, text), boost)
+        return hit
+
     def _run_small(self, q: Q.Query, game: str | None, memo: dict) -> dict[int, float]:
         """`run` over a scope of a few hundred documents at most (a game's sections, a small corpus), with
         Python dicts {document: score}: numpy's cost per call is more than the work on so few documents.
@@ -1190,9 +1201,9 @@ class _Evaluator:
             parts = []
             for t in subs:  # the term children first, then the others (`_or`'s order)
                 if type(t) is Q.Term:
-                    found = self._small_postings(game, t.fieldname, t.text)
+                    found = self._small_boosted(game, t.fieldname, t.text, t.boost)
                     if found:
-                        parts.append(_dict_times(found, t.boost))
+                        parts.append(found)
             parts += [p for p in (self._run_small(c, game, memo) for c in subs if type(c) is not Q.Term) if p]
             if not parts:
                 return {}
@@ -1206,7 +1217,8 @@ class _Evaluator:
             return _dict_times(out, q.boost)
         if len(subs) > 1:  # an And
             if all(isinstance(c, Q.Term) for c in subs):
-                parts = [(self._small_postings(game, c.fieldname, c.text), c.boost) for c in subs]
+                # (each posting times its boost as `_small_boosted` keeps it: the same product)
+                parts = [(self._small_boosted(game, c.fieldname, c.text, c.boost), 1.0) for c in subs]
             else:
                 parts = []
                 for c in subs:
@@ -1227,7 +1239,7 @@ class _Evaluator:
                     out[d] = s
             return _dict_times(out, q.boost)
         if isinstance(q, Q.Term):
-            return _dict_times(self._small_postings(game, q.fieldname, q.text), q.boost)
+            return self._small_boosted(game, q.fieldname, q.text, q.boost)
         if isinstance(q, Q.Require):
             a, b = q.subqueries
             fa, fb = self._run_small(a, game, memo), self._run_small(b, game, memo)
@@ -1304,10 +1316,13 @@ class _Evaluator:
         weights = np.concatenate([p[1] for p in parts])
         if n <= _DENSE_UP_TO or len(ids) * 64 > n:  # count over the corpus (cheaper than sorting)
             dense = np.bincount(ids, weights=weights, minlength=n)
-            present = np.zeros(n, dtype=bool)
-            present[ids] = True
-            u = np.flatnonzero(present)
-            return u, dense[u]
+            if weights.min() > 0:  # (BM25F's and the signals' scores are): in the union iff its sum is > 0
+                u = (dense > 0).nonzero()[0]
+            else:
+                present = np.zeros(n, dtype=bool)
+                present[ids] = True
+                u = present.nonzero()[0]
+            return u, dense.take(u)
         u, inverse = np.unique(ids, return_inverse=True)
         return u, np.bincount(inverse, weights=weights, minlength=len(u))
 
@@ -1450,7 +1465,7 @@ class _Evaluator:
                 if key[0] in found_few:
                     continue
                 held = self._small_postings(game or None, *key)
-                if held and any(d in held for d in docnums):
+                if held and not held.keys().isdisjoint(docnums):
                     out.add(key)
                     if key[0] in few:
                         found_few.add(key[0])
@@ -1609,6 +1624,22 @@ def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray, n: int) -> n
 
 
 # --- searching -----------------------------------------------------------------------------------------
+
+
+def _best_window(spans: list[tuple[int, int]], width: int) -> int:
+    """The first mark's start (spans in order of their start) from which the window `[start - 20, start +
+    width - 20)` holds the most marks' starts: the first such, as `max` gives it. Both ends move forward only
+    (the marks before the window, those before its end), so it is one pass, not two binary searches a mark."""
+    n = len(spans)
+    best, most, lo, hi = spans[0][0], -1, 0, 0
+    for a, _ in spans:
+        while spans[lo][0] < a - 20:  # (bisect_left(starts, a - 20))
+            lo += 1
+        while hi < n and spans[hi][0] < a + width - 20:  # (bisect_left(starts, a + width - 20))
+            hi += 1
+        if hi - lo > most:
+            best, most = a, hi - lo
+    return best
 
 
 def _escape(text: str) -> str:
@@ -2349,13 +2380,7 @@ class SearchIndex:
         start = 0
         if spans:
             # The window that holds the most marks (spans come in order of their start).
-            starts = [a for a, _ in spans]
-
-            def marks_from(a: int) -> int:
-                return bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20)
-
-            best = max(starts, key=marks_from)
-            start = max(0, best - 20)
+            start = max(0, _best_window(spans, width) - 20)
         end = min(len(text), start + width)
         out = ["…" if start > 0 else ""]
         pos = start

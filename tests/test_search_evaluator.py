@@ -167,6 +167,27 @@ def test_top_of_narrowed_by_a_bound_is_the_sorted_order():
         assert _Evaluator.top_of(ids, scores, limit) == want
 
 
+def test_best_window_is_the_first_with_most_marks():
+    """`search._best_window` (one pass) gives what `max` over the marks' starts with two binary searches each
+    gave: the first start whose window holds the most starts, on random marks."""
+    import bisect
+    import random
+
+    from judgeapp.search import _best_window
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        size = rng.randint(1, 600)
+        starts = sorted(rng.sample(range(size), rng.randint(1, min(40, size))))
+        spans = [(a, a + 2) for a in starts]
+        width = rng.choice([30, 110])
+
+        def marks_from(a, starts=starts, width=width):
+            return bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20)
+
+        assert _best_window(spans, width) == max(starts, key=marks_from)
+
+
 KILLED_WORKER = """
 import os, sys, tempfile
 from judgeapp import search as S
