@@ -1166,9 +1166,8 @@ class _Evaluator:
         return hit
 
     def _small_boosted(self, game: str | None, field: str, text: str, boost: float) -> dict[int, float]:
-        """`_small_postings` times a boost, multiplied once per scope, term and boost (`_boosted`'s bound)."""
-        if boost == 1.0:
-            return self._small_postings(game, field, text)
+        """`_small_postings` times a boost, multiplied once per scope, term and boost (`_boosted`'s bound):
+        one look-up a term."""
         key = (game, field, text, boost)
         hit = self._small_times.get(key)
         if hit is None:
@@ -1198,13 +1197,21 @@ class _Evaluator:
         kind = type(q)
         subs = q.subqueries if kind is Q.Or or kind is Q.And else ()
         if len(subs) > 1 and kind is Q.Or:
-            parts = []
+            parts, others = [], []
+            times, term = self._small_times, Q.Term
             for t in subs:  # the term children first, then the others (`_or`'s order)
-                if type(t) is Q.Term:
-                    found = self._small_boosted(game, t.fieldname, t.text, t.boost)
+                if type(t) is term:
+                    found = times.get((game, t.fieldname, t.text, t.boost))
+                    if found is None:
+                        found = self._small_boosted(game, t.fieldname, t.text, t.boost)
                     if found:
                         parts.append(found)
-            parts += [p for p in (self._run_small(c, game, memo) for c in subs if type(c) is not Q.Term) if p]
+                else:
+                    others.append(t)
+            for c in others:
+                found = self._run_small(c, game, memo)
+                if found:
+                    parts.append(found)
             if not parts:
                 return {}
             out = parts[0]
