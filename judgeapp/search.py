@@ -19,6 +19,7 @@ import bisect
 import copy
 import dataclasses
 import fcntl
+import itertools
 import json
 import os
 import re
@@ -1633,6 +1634,10 @@ def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray, n: int) -> n
 # --- searching -----------------------------------------------------------------------------------------
 
 
+def _span_end(span: tuple[int, int]) -> int:
+    return span[1]
+
+
 def _best_window(spans: list[tuple[int, int]], width: int) -> int:
     """The first mark's start (spans in order of their start) from which the window `[start - 20, start +
     width - 20)` holds the most marks' starts: the first such, as `max` gives it. Both ends move forward only
@@ -2391,15 +2396,23 @@ class SearchIndex:
         end = min(len(text), start + width)
         out = ["…" if start > 0 else ""]
         pos = start
-        for a, b in spans:
-            if b <= start or a >= end:
-                continue
+        # (the spans do not overlap, in order: their ends too; the first that ends after the window's start,
+        # up to the first that starts at its end or after)
+        first = bisect.bisect_right(spans, start, key=_span_end) if spans and spans[0][1] <= start else 0
+        window = text[start:end]
+        if "&" in window or "<" in window or ">" in window or '"' in window or "'" in window:
+            esc = _escape
+        else:  # (no piece of the window has a character to escape: each is as it is)
+            esc = str
+        for a, b in itertools.islice(spans, first, None):
+            if a >= end:
+                break
             a, b = max(a, start), min(b, end)
             if a < pos:
                 continue
-            out.append(_escape(text[pos:a]))
-            out.append(f"<mark>{_escape(text[a:b])}</mark>")
+            out.append(esc(text[pos:a]))
+            out.append("<mark>" + esc(text[a:b]) + "</mark>")
             pos = b
-        out.append(_escape(text[pos:end]))
+        out.append(esc(text[pos:end]))
         out.append("…" if end < len(text) else "")
         return "".join(out).replace("\n", " ")
