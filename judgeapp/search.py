@@ -1312,9 +1312,12 @@ class _Evaluator:
         return hit
 
     @staticmethod
-    def _union(parts: list[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _union(
+        parts: list[tuple[np.ndarray, np.ndarray]], n: int, memo: dict | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The documents (numbered under `n`) of any part, each scoring the sum of its parts' scores (added
-        in the parts' order)."""
+        in the parts' order). Counted over the corpus, the union's documents are kept in the `memo` by its
+        parts' documents (`_or`'s coordination, an Or of the same results at constant scores, reads them)."""
         parts = [p for p in parts if len(p[0])]
         if not parts:
             return _EMPTY
@@ -1330,6 +1333,12 @@ class _Evaluator:
                 present = np.zeros(n, dtype=bool)
                 present[ids] = True
                 u = present.nonzero()[0]
+            if memo is not None:
+                memo[("union", *(id(p[0]) for p in parts))] = (
+                    parts,
+                    ids,
+                    u,
+                )  # (parts: their ids stay theirs)
             return u, dense.take(u)
         u, inverse = np.unique(ids, return_inverse=True)
         return u, np.bincount(inverse, weights=weights, minlength=len(u))
@@ -1371,6 +1380,18 @@ class _Evaluator:
 
     def _or(self, q: Q.Or, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         """An Or of two queries or more."""
+        subs = q.subqueries
+        if type(subs[0]) is Q.ConstantScoreQuery and all(type(c) is Q.ConstantScoreQuery for c in subs):
+            score = float(subs[0].score)
+            if (
+                all(float(c.score) == score for c in subs)
+                and score > 0
+                and (score * 1024).is_integer()
+                and score * 1024 * len(subs) < 2**40
+            ):
+                out = self._constant_or(q, score, memo)
+                if out is not None:
+                    return out
         # the term children first, then the others (the order a dense evaluation adds them in)
         parts = []
         for t in q.subqueries:
@@ -1379,8 +1400,32 @@ class _Evaluator:
                 if len(ids):  # (an empty part adds nothing)
                     parts.append((ids, sc))
         parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
-        ids, sc = self._union(parts, memo[_SIZE])
+        ids, sc = self._union(parts, memo[_SIZE], memo)
         return ids, _times(sc, q.boost)
+
+    def _constant_or(self, q: Q.Or, score: float, memo: dict) -> tuple[np.ndarray, np.ndarray] | None:
+        """An Or of queries at one constant score (the coordination signal: each word found counts `score`),
+        when that score is a multiple of 1/1024: each document's sum, `score` added once for each part it is
+        in, is then exactly its count of parts times `score` (every partial sum is such a multiple, well under
+        2**52 of them). The parts' documents are counted once, and the union's documents are those of the
+        union of the same results counted before (the any-word signal), when there is one. None: not so."""
+        n = memo[_SIZE]
+        results = [r for r in (self.run(c.child, memo)[0] for c in q.subqueries) if len(r)]
+        if not results:
+            return _EMPTY
+        if len(results) == 1:
+            return results[0], _times(np.full(len(results[0]), score), q.boost)
+        hit = memo.get(("union", *map(id, results)))
+        if hit is not None:
+            ids, u = hit[1], hit[2]
+        else:
+            ids, u = np.concatenate(results), None
+            if not (n <= _DENSE_UP_TO or len(ids) * 64 > n):
+                return None
+        counts = np.bincount(ids, minlength=n)
+        if u is None:
+            u = (counts > 0).nonzero()[0]
+        return u, _times(counts.take(u) * score, q.boost)
 
     def _or_at(self, q: Q.Or, at: np.ndarray, memo: dict) -> np.ndarray:
         """The scores of an Or of terms at the documents `at` (0 where it does not match): what `_or` gives
