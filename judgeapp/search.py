@@ -21,6 +21,7 @@ import dataclasses
 import fcntl
 import itertools
 import json
+import operator
 import os
 import re
 import shutil
@@ -1153,6 +1154,27 @@ class _Evaluator:
         if kept is not None:
             kept[1][scope[0] if scope else None] = out
         return out
+
+    def best(
+        self, q: Q.Query, game: str | None, limit: int, weights: np.ndarray
+    ) -> tuple[int, dict[int, float]]:
+        """(the number of matches, {document: score} of the best `limit`, best first): `run`'s scores times
+        each document's weight (`weights`, the corpus's size), ordered as `top_of` orders them. A small
+        scope's matches (`_run_small`) are weighed and ordered as Python floats (the same products), without
+        making arrays of them."""
+        scope = self._game_docs(game) if game is not None else None
+        if game is not None and scope is None:
+            return 0, {}
+        if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:
+            found = self._run_small(q, game, {})
+            if len(found) <= _SORT_BELOW:
+                docs = list(found)
+                scored = zip(docs, map(operator.mul, found.values(), weights[docs].tolist()), strict=True)
+                return len(found), dict(sorted(scored, key=lambda x: (-x[1], x[0]))[:limit])
+        ids, scores = self.run(q, game=game)
+        scores = scores * weights[ids]
+        top = self.top_of(ids, scores, limit)
+        return len(ids), dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
 
     def _small_postings(self, game: str | None, field: str, text: str) -> dict[int, float]:
         """A term's postings in a small scope (`_run_small`): {document: score}, cut once per game and term."""
@@ -2358,13 +2380,12 @@ class SearchIndex:
         if q is None:
             return Results(query=text, total=0, hits=[])
         ev = self._evaluator
-        ids, scores = ev.run(q, game=game or None)  # (as `Require(q, Term("game", game))`)
-        scores = scores * self._section_weight[ids]
+        # (as `Require(q, Term("game", game))`), each section's score times its weight
+        total, at = ev.best(q, game or None, limit, self._section_weight)
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
-        top = ev.top_of(ids, scores, limit)
-        at = dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
+        top = list(at)
         every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None)
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
@@ -2389,7 +2410,7 @@ class SearchIndex:
                     ),
                 )
             )
-        return Results(query=text, total=len(ids), hits=hits)
+        return Results(query=text, total=total, hits=hits)
 
     # snippets
 
