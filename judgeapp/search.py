@@ -1455,13 +1455,15 @@ class _Evaluator:
         (the character pairs that only rank an AndMaybe's matches)."""
         parts = []
         for t in q.subqueries:
-            ids, sc = self._term(t.fieldname, t.text, memo)
+            ids, sc = self._boosted(t.fieldname, t.text, t.boost, memo)  # (the products kept, the same)
             if len(ids):
-                parts.append((ids, _times(sc, t.boost)))
+                parts.append((ids, sc))
         if not parts or not len(at):
             return np.zeros(len(at))
         ids = np.concatenate([p[0] for p in parts])
         weights = np.concatenate([p[1] for p in parts])
+        if memo[_SIZE] <= _DENSE_UP_TO:  # summed over the corpus, then read at `at` (the same sums)
+            return _times(np.bincount(ids, weights=weights, minlength=memo[_SIZE]).take(at), q.boost)
         place = np.full(memo[_SIZE], -1, dtype=np.int64)  # each document's place in `at`
         place[at] = np.arange(len(at))
         where = place[ids]
