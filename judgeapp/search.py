@@ -1171,7 +1171,11 @@ class _Evaluator:
                 docs = list(found)
                 scored = zip(docs, map(operator.mul, found.values(), weights[docs].tolist()), strict=True)
                 return len(found), dict(sorted(scored, key=lambda x: (-x[1], x[0]))[:limit])
-        ids, scores = self.run(q, game=game)
+            docs = sorted(found)  # (what `run` gives for it)
+            ids = np.array(docs, dtype=np.int64)
+            scores = np.array([found[d] for d in docs], dtype=np.float64)
+        else:
+            ids, scores = self.run(q, game=game)
         scores = scores * weights[ids]
         top = self.top_of(ids, scores, limit)
         return len(ids), dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
@@ -1355,12 +1359,8 @@ class _Evaluator:
                 present = np.zeros(n, dtype=bool)
                 present[ids] = True
                 u = present.nonzero()[0]
-            if memo is not None:
-                memo[("union", *(id(p[0]) for p in parts))] = (
-                    parts,
-                    ids,
-                    u,
-                )  # (parts: their ids stay theirs)
+            if memo is not None:  # (the parts kept with it, so that their ids stay theirs)
+                memo[("union", *(id(p[0]) for p in parts))] = (parts, ids, u)
             return u, dense.take(u)
         u, inverse = np.unique(ids, return_inverse=True)
         return u, np.bincount(inverse, weights=weights, minlength=len(u))
