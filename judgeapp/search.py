@@ -1250,25 +1250,26 @@ class _Evaluator:
                         out[d] = get(d, 0.0) + s
             return _dict_times(out, q.boost)
         if len(subs) > 1:  # an And
-            if all(isinstance(c, Q.Term) for c in subs):
+            term = Q.Term
+            if all(type(c) is term for c in subs):
                 # (each posting times its boost as `_small_boosted` keeps it: the same product)
-                parts = [(self._small_boosted(game, c.fieldname, c.text, c.boost), 1.0) for c in subs]
+                parts = [self._small_boosted(game, c.fieldname, c.text, c.boost) for c in subs]
             else:
                 parts = []
                 for c in subs:
                     found = self._run_small(c, game, memo)
                     if not found:
                         return {}
-                    parts.append((found, 1.0))
-            narrowest = min((p for p, _ in parts), key=len)
+                    parts.append(found)
+            narrowest = min(parts, key=len)
             out = {}
             for d in narrowest:
                 s = 0.0
-                for part, boost in parts:
+                for part in parts:
                     x = part.get(d)
                     if x is None:
                         break
-                    s += x * boost if boost != 1.0 else x
+                    s += x
                 else:
                     out[d] = s
             return _dict_times(out, q.boost)
@@ -1538,10 +1539,13 @@ class _Evaluator:
         out: set[tuple[str, str]] = set()
         found_few: set[str] = set()
         if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:  # `_run_small`'s postings
+            small, scope_game = self._small, game or None
             for key in leaves:
                 if key[0] in found_few:
                     continue
-                held = self._small_postings(game or None, *key)
+                held = small.get((scope_game, *key))
+                if held is None:
+                    held = self._small_postings(scope_game, *key)
                 if held and not held.keys().isdisjoint(docnums):
                     out.add(key)
                     if key[0] in few:
