@@ -19,7 +19,9 @@ import bisect
 import copy
 import dataclasses
 import fcntl
+import itertools
 import json
+import operator
 import os
 import re
 import shutil
@@ -1106,6 +1108,7 @@ class _Evaluator:
             tuple[str | None, str, str, float], tuple[np.ndarray, np.ndarray]
         ] = {}  # `_boosted`
         self._small: dict[tuple[str | None, str, str], dict[int, float]] = {}  # `_small_postings`
+        self._small_times: dict[tuple[str | None, str, str, float], dict[int, float]] = {}  # `_small_boosted`
 
     def _field_lengths(self, field: str) -> np.ndarray:
         arr = self._lengths.get(field)
@@ -1205,6 +1208,31 @@ class _Evaluator:
             kept[1][scope[0] if scope else None] = out
         return out
 
+    def best(
+        self, q: Q.Query, game: str | None, limit: int, weights: np.ndarray
+    ) -> tuple[int, dict[int, float]]:
+        """(the number of matches, {document: score} of the best `limit`, best first): `run`'s scores times
+        each document's weight (`weights`, the corpus's size), ordered as `top_of` orders them. A small
+        scope's matches (`_run_small`) are weighed and ordered as Python floats (the same products), without
+        making arrays of them."""
+        scope = self._game_docs(game) if game is not None else None
+        if game is not None and scope is None:
+            return 0, {}
+        if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:
+            found = self._run_small(q, game, {})
+            if len(found) <= _SORT_BELOW:
+                docs = list(found)
+                scored = zip(docs, map(operator.mul, found.values(), weights[docs].tolist()), strict=True)
+                return len(found), dict(sorted(scored, key=lambda x: (-x[1], x[0]))[:limit])
+            docs = sorted(found)  # (what `run` gives for it)
+            ids = np.array(docs, dtype=np.int64)
+            scores = np.array([found[d] for d in docs], dtype=np.float64)
+        else:
+            ids, scores = self.run(q, game=game)
+        scores = scores * weights[ids]
+        top = self.top_of(ids, scores, limit)
+        return len(ids), dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
+
     def _small_postings(self, game: str | None, field: str, text: str) -> dict[int, float]:
         """A term's postings in a small scope (`_run_small`): {document: score}, cut once per game and term."""
         key = (game, field, text)  # bounded: the index's games and terms
@@ -1215,6 +1243,15 @@ class _Evaluator:
                 keep = self._games[game][0][ids]
                 ids, sc = ids[keep], sc[keep]
             hit = self._small[key] = dict(zip(ids.tolist(), sc.tolist(), strict=True))
+        return hit
+
+    def _small_boosted(self, game: str | None, field: str, text: str, boost: float) -> dict[int, float]:
+        """`_small_postings` times a boost, multiplied once per scope, term and boost (`_boosted`'s bound):
+        one look-up a term."""
+        key = (game, field, text, boost)
+        hit = self._small_times.get(key)
+        if hit is None:
+            hit = self._small_times[key] = _dict_times(self._small_postings(game, field, text), boost)
         return hit
 
     def _run_small(self, q: Q.Query, game: str | None, memo: dict) -> dict[int, float]:
@@ -1240,13 +1277,21 @@ class _Evaluator:
         kind = type(q)
         subs = q.subqueries if kind is Q.Or or kind is Q.And else ()
         if len(subs) > 1 and kind is Q.Or:
-            parts = []
+            parts, others = [], []
+            times, term = self._small_times, Q.Term
             for t in subs:  # the term children first, then the others (`_or`'s order)
-                if type(t) is Q.Term:
-                    found = self._small_postings(game, t.fieldname, t.text)
+                if type(t) is term:
+                    found = times.get((game, t.fieldname, t.text, t.boost))
+                    if found is None:
+                        found = self._small_boosted(game, t.fieldname, t.text, t.boost)
                     if found:
-                        parts.append(_dict_times(found, t.boost))
-            parts += [p for p in (self._run_small(c, game, memo) for c in subs if type(c) is not Q.Term) if p]
+                        parts.append(found)
+                else:
+                    others.append(t)
+            for c in others:
+                found = self._run_small(c, game, memo)
+                if found:
+                    parts.append(found)
             if not parts:
                 return {}
             out = parts[0]
@@ -1258,29 +1303,31 @@ class _Evaluator:
                         out[d] = get(d, 0.0) + s
             return _dict_times(out, q.boost)
         if len(subs) > 1:  # an And
-            if all(isinstance(c, Q.Term) for c in subs):
-                parts = [(self._small_postings(game, c.fieldname, c.text), c.boost) for c in subs]
+            term = Q.Term
+            if all(type(c) is term for c in subs):
+                # (each posting times its boost as `_small_boosted` keeps it: the same product)
+                parts = [self._small_boosted(game, c.fieldname, c.text, c.boost) for c in subs]
             else:
                 parts = []
                 for c in subs:
                     found = self._run_small(c, game, memo)
                     if not found:
                         return {}
-                    parts.append((found, 1.0))
-            narrowest = min((p for p, _ in parts), key=len)
+                    parts.append(found)
+            narrowest = min(parts, key=len)
             out = {}
             for d in narrowest:
                 s = 0.0
-                for part, boost in parts:
+                for part in parts:
                     x = part.get(d)
                     if x is None:
                         break
-                    s += x * boost if boost != 1.0 else x
+                    s += x
                 else:
                     out[d] = s
             return _dict_times(out, q.boost)
         if isinstance(q, Q.Term):
-            return _dict_times(self._small_postings(game, q.fieldname, q.text), q.boost)
+            return self._small_boosted(game, q.fieldname, q.text, q.boost)
         if isinstance(q, Q.Require):
             a, b = q.subqueries
             fa, fb = self._run_small(a, game, memo), self._run_small(b, game, memo)
@@ -1345,9 +1392,12 @@ class _Evaluator:
         return hit
 
     @staticmethod
-    def _union(parts: list[tuple[np.ndarray, np.ndarray]], n: int) -> tuple[np.ndarray, np.ndarray]:
+    def _union(
+        parts: list[tuple[np.ndarray, np.ndarray]], n: int, memo: dict | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The documents (numbered under `n`) of any part, each scoring the sum of its parts' scores (added
-        in the parts' order)."""
+        in the parts' order). Counted over the corpus, the union's documents are kept in the `memo` by its
+        parts' documents (`_or`'s coordination, an Or of the same results at constant scores, reads them)."""
         parts = [p for p in parts if len(p[0])]
         if not parts:
             return _EMPTY
@@ -1357,10 +1407,15 @@ class _Evaluator:
         weights = np.concatenate([p[1] for p in parts])
         if n <= _DENSE_UP_TO or len(ids) * 64 > n:  # count over the corpus (cheaper than sorting)
             dense = np.bincount(ids, weights=weights, minlength=n)
-            present = np.zeros(n, dtype=bool)
-            present[ids] = True
-            u = np.flatnonzero(present)
-            return u, dense[u]
+            if weights.min() > 0:  # (BM25F's and the signals' scores are): in the union iff its sum is > 0
+                u = (dense > 0).nonzero()[0]
+            else:
+                present = np.zeros(n, dtype=bool)
+                present[ids] = True
+                u = present.nonzero()[0]
+            if memo is not None:  # (the parts kept with it, so that their ids stay theirs)
+                memo[("union", *(id(p[0]) for p in parts))] = (parts, ids, u)
+            return u, dense.take(u)
         u, inverse = np.unique(ids, return_inverse=True)
         return u, np.bincount(inverse, weights=weights, minlength=len(u))
 
@@ -1401,6 +1456,18 @@ class _Evaluator:
 
     def _or(self, q: Q.Or, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         """An Or of two queries or more."""
+        subs = q.subqueries
+        if type(subs[0]) is Q.ConstantScoreQuery and all(type(c) is Q.ConstantScoreQuery for c in subs):
+            score = float(subs[0].score)
+            if (
+                all(float(c.score) == score for c in subs)
+                and score > 0
+                and (score * 1024).is_integer()
+                and score * 1024 * len(subs) < 2**40
+            ):
+                out = self._constant_or(q, score, memo)
+                if out is not None:
+                    return out
         # the term children first, then the others (the order a dense evaluation adds them in)
         parts = []
         for t in q.subqueries:
@@ -1409,8 +1476,32 @@ class _Evaluator:
                 if len(ids):  # (an empty part adds nothing)
                     parts.append((ids, sc))
         parts += [self.run(c, memo) for c in q.subqueries if type(c) is not Q.Term]
-        ids, sc = self._union(parts, memo[_SIZE])
+        ids, sc = self._union(parts, memo[_SIZE], memo)
         return ids, _times(sc, q.boost)
+
+    def _constant_or(self, q: Q.Or, score: float, memo: dict) -> tuple[np.ndarray, np.ndarray] | None:
+        """An Or of queries at one constant score (the coordination signal: each word found counts `score`),
+        when that score is a multiple of 1/1024: each document's sum, `score` added once for each part it is
+        in, is then exactly its count of parts times `score` (every partial sum is such a multiple, well under
+        2**52 of them). The parts' documents are counted once, and the union's documents are those of the
+        union of the same results counted before (the any-word signal), when there is one. None: not so."""
+        n = memo[_SIZE]
+        results = [r for r in (self.run(c.child, memo)[0] for c in q.subqueries) if len(r)]
+        if not results:
+            return _EMPTY
+        if len(results) == 1:
+            return results[0], _times(np.full(len(results[0]), score), q.boost)
+        hit = memo.get(("union", *map(id, results)))
+        if hit is not None:
+            ids, u = hit[1], hit[2]
+        else:
+            ids, u = np.concatenate(results), None
+            if not (n <= _DENSE_UP_TO or len(ids) * 64 > n):
+                return None
+        counts = np.bincount(ids, minlength=n)
+        if u is None:
+            u = (counts > 0).nonzero()[0]
+        return u, _times(counts.take(u) * score, q.boost)
 
     def _or_at(self, q: Q.Or, at: np.ndarray, memo: dict) -> np.ndarray:
         """The scores of an Or of terms at the documents `at` (0 where it does not match): what `_or` gives
@@ -1418,13 +1509,15 @@ class _Evaluator:
         (the character pairs that only rank an AndMaybe's matches)."""
         parts = []
         for t in q.subqueries:
-            ids, sc = self._term(t.fieldname, t.text, memo)
+            ids, sc = self._boosted(t.fieldname, t.text, t.boost, memo)  # (the products kept, the same)
             if len(ids):
-                parts.append((ids, _times(sc, t.boost)))
+                parts.append((ids, sc))
         if not parts or not len(at):
             return np.zeros(len(at))
         ids = np.concatenate([p[0] for p in parts])
         weights = np.concatenate([p[1] for p in parts])
+        if memo[_SIZE] <= _DENSE_UP_TO:  # summed over the corpus, then read at `at` (the same sums)
+            return _times(np.bincount(ids, weights=weights, minlength=memo[_SIZE]).take(at), q.boost)
         place = np.full(memo[_SIZE], -1, dtype=np.int64)  # each document's place in `at`
         place[at] = np.arange(len(at))
         where = place[ids]
@@ -1499,11 +1592,14 @@ class _Evaluator:
         out: set[tuple[str, str]] = set()
         found_few: set[str] = set()
         if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:  # `_run_small`'s postings
+            small, scope_game = self._small, game or None
             for key in leaves:
                 if key[0] in found_few:
                     continue
-                held = self._small_postings(game or None, *key)
-                if held and any(d in held for d in docnums):
+                held = small.get((scope_game, *key))
+                if held is None:
+                    held = self._small_postings(scope_game, *key)
+                if held and not held.keys().isdisjoint(docnums):
                     out.add(key)
                     if key[0] in few:
                         found_few.add(key[0])
@@ -1574,6 +1670,15 @@ class _Evaluator:
         if len(ids) <= _SORT_BELOW:  # (a few: sorted as Python floats, the same order)
             order = sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))
             return [d for d, _ in order[:limit]]
+        if len(ids) > _NARROW_FROM and len(ids) > 16 * limit:
+            # First the few at or above a bound that at least `limit` reach (each try one comparison over
+            # the matches; a full partition of thousands cost more): the best `limit` and every tie at the
+            # cut are among them, so what follows orders the same documents.
+            keep = _at_least(scores, limit)
+            ids, scores = ids[keep], scores[keep]
+            if len(ids) <= _SORT_BELOW:
+                order = sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))
+                return [d for d, _ in order[:limit]]
         if len(ids) > limit:
             sel = np.argpartition(-scores, limit - 1)[:limit]
             keep = scores >= scores[sel].min()  # keep every tie at the cut, then order
@@ -1608,6 +1713,17 @@ _SMALL_UP_TO = 400
 
 # Up to this many matches, the best are sorted in Python (`_Evaluator.top_of`).
 _SORT_BELOW = 64
+# From this many matches, the best are first narrowed down by a bound on their score (`_at_least`).
+_NARROW_FROM = 256
+
+
+def _at_least(scores: np.ndarray, limit: int) -> np.ndarray:
+    """A mask of the scores at or above a bound that at least `limit` of them reach, so that it holds the best
+    `limit` and every score equal to the `limit`-th best: the `limit`-th best of every eighth score (those
+    are scores too, so at least `limit` reach it), which about eight times `limit` of them reach."""
+    sample = scores[::8]
+    bound = np.partition(sample, len(sample) - limit)[len(sample) - limit]
+    return scores >= bound
 
 
 def _dict_times(found: dict[int, float], boost: float) -> dict[int, float]:
@@ -1644,6 +1760,26 @@ def _scores_at(ids: np.ndarray, scores: np.ndarray, at: np.ndarray, n: int) -> n
 # --- searching -----------------------------------------------------------------------------------------
 
 
+def _span_end(span: tuple[int, int]) -> int:
+    return span[1]
+
+
+def _best_window(spans: list[tuple[int, int]], width: int) -> int:
+    """The first mark's start (spans in order of their start) from which the window `[start - 20, start +
+    width - 20)` holds the most marks' starts: the first such, as `max` gives it. Both ends move forward only
+    (the marks before the window, those before its end), so it is one pass, not two binary searches a mark."""
+    n = len(spans)
+    best, most, lo, hi = spans[0][0], -1, 0, 0
+    for a, _ in spans:
+        while spans[lo][0] < a - 20:  # (bisect_left(starts, a - 20))
+            lo += 1
+        while hi < n and spans[hi][0] < a + width - 20:  # (bisect_left(starts, a + width - 20))
+            hi += 1
+        if hi - lo > most:
+            best, most = a, hi - lo
+    return best
+
+
 def _escape(text: str) -> str:
     """`markupsafe.escape`'s text (the same five characters, the same entities), without making a Markup."""
     if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
@@ -1653,6 +1789,28 @@ def _escape(text: str) -> str:
 
 
 _GAP = frozenset("・･ー")  # what a needle skips between its characters (with white space)
+_GAP_RUNS = re.compile(r"[・･ー\s]+")  # (`\s` is `str.isspace`'s white space: both are Py_UNICODE_ISSPACE)
+
+
+class _Gapless:
+    """A folded text without what a needle skips (`_GAP`, white space), and the way back to the text's
+    places: a needle's match is then one `str.find` in C, not a Python step per place its first character
+    is found (made once per section, on first use)."""
+
+    __slots__ = ("text", "keys", "removed")
+
+    def __init__(self, text: str):
+        self.text = _GAP_RUNS.sub("", text)
+        # each run of gaps: where it sits in the gapless text, and how many characters precede it removed
+        self.keys: list[int] = []
+        self.removed: list[int] = [0]
+        for m in _GAP_RUNS.finditer(text):
+            self.keys.append(m.start() - self.removed[-1])
+            self.removed.append(self.removed[-1] + m.end() - m.start())
+
+    def place(self, at: int) -> int:
+        """The text's place of the gapless text's character `at`."""
+        return at + self.removed[bisect.bisect_right(self.keys, at)]
 
 
 class _Marker:
@@ -1666,7 +1824,8 @@ class _Marker:
     def __init__(self, branches: list[tuple[str, bool]]):
         self.branches = branches  # (text, whether it is a needle)
 
-    def spans(self, text: str) -> list[tuple[int, int]]:
+    def spans(self, text: str, gapless: _Gapless | None = None) -> list[tuple[int, int]]:
+        """`gapless`, the text's `_Gapless` when the caller keeps one."""
         found: dict[int, tuple[int, int]] = {}  # start → (the first branch that matches there, its end)
         for rank, (branch, needle) in enumerate(self.branches):
             if not branch:
@@ -1677,6 +1836,17 @@ class _Marker:
                     if at not in found:  # (a branch before this one matches there: it wins)
                         found[at] = (rank, at + len(branch))
                     at = text.find(branch, at + 1)
+                continue
+            if gapless is not None and not _GAP_RUNS.search(branch):
+                # The needle's characters, gaps skipped between them: the needle in the gapless text. Its
+                # match starts at its first character's place and ends after its last one's.
+                flat, last = gapless.text, len(branch) - 1
+                at = flat.find(branch)
+                while at >= 0:
+                    start = gapless.place(at)
+                    if start not in found:
+                        found[start] = (rank, gapless.place(at + last) + 1)
+                    at = flat.find(branch, at + 1)
                 continue
             first, second = branch[0], branch[1:2]
             at = text.find(first)
@@ -1751,6 +1921,7 @@ class SearchIndex:
         self._evaluator = _Evaluator(self.ix, lex.get("terms"))
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
+        self._gapless: dict[int, _Gapless] = {}  # each section's folded text without gaps (`_Gapless`)
         # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
         self._section_weight = np.array(
             [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
@@ -2339,13 +2510,12 @@ class SearchIndex:
         if q is None:
             return Results(query=text, total=0, hits=[])
         ev = self._evaluator
-        ids, scores = ev.run(q, game=game or None)  # (as `Require(q, Term("game", game))`)
-        scores = scores * self._section_weight[ids]
+        # (as `Require(q, Term("game", game))`), each section's score times its weight
+        total, at = ev.best(q, game or None, limit, self._section_weight)
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
-        top = ev.top_of(ids, scores, limit)
-        at = dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
+        top = list(at)
         every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None)
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
@@ -2365,13 +2535,21 @@ class SearchIndex:
                         every,
                         short=short,
                         folded=self._folded[docnum],
+                        gapless=self._gapless_of(docnum),
                         marker=marker,
                     ),
                 )
             )
-        return Results(query=text, total=len(ids), hits=hits)
+        return Results(query=text, total=total, hits=hits)
 
     # snippets
+
+    def _gapless_of(self, docnum: int) -> _Gapless:
+        """A section's `_Gapless` (made on first use, kept: bounded by the index's sections)."""
+        hit = self._gapless.get(docnum)
+        if hit is None:
+            hit = self._gapless[docnum] = _Gapless(self._folded[docnum])
+        return hit
 
     def _surfaces(self, terms: set[tuple[str, str]], short: bool = False) -> list[str]:
         out: set[str] = set()
@@ -2401,33 +2579,36 @@ class SearchIndex:
         short: bool = False,
         folded: str | None = None,
         marker: _Marker | None = None,
+        gapless: _Gapless | None = None,
     ) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
         folded = fold(text) if folded is None else folded
         marks = marker if marker is not None else self._marker(terms, short)
-        spans = marks.spans(folded) if marks is not None else []
+        spans = marks.spans(folded, gapless) if marks is not None else []
         start = 0
         if spans:
             # The window that holds the most marks (spans come in order of their start).
-            starts = [a for a, _ in spans]
-
-            def marks_from(a: int) -> int:
-                return bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20)
-
-            best = max(starts, key=marks_from)
-            start = max(0, best - 20)
+            start = max(0, _best_window(spans, width) - 20)
         end = min(len(text), start + width)
         out = ["…" if start > 0 else ""]
         pos = start
-        for a, b in spans:
-            if b <= start or a >= end:
-                continue
+        # (the spans do not overlap, in order: their ends too; the first that ends after the window's start,
+        # up to the first that starts at its end or after)
+        first = bisect.bisect_right(spans, start, key=_span_end) if spans and spans[0][1] <= start else 0
+        window = text[start:end]
+        if "&" in window or "<" in window or ">" in window or '"' in window or "'" in window:
+            esc = _escape
+        else:  # (no piece of the window has a character to escape: each is as it is)
+            esc = str
+        for a, b in itertools.islice(spans, first, None):
+            if a >= end:
+                break
             a, b = max(a, start), min(b, end)
             if a < pos:
                 continue
-            out.append(_escape(text[pos:a]))
-            out.append(f"<mark>{_escape(text[a:b])}</mark>")
+            out.append(esc(text[pos:a]))
+            out.append("<mark>" + esc(text[a:b]) + "</mark>")
             pos = b
-        out.append(_escape(text[pos:end]))
+        out.append(esc(text[pos:end]))
         out.append("…" if end < len(text) else "")
         return "".join(out).replace("\n", " ")

@@ -123,11 +123,11 @@ def test_the_snippet_marks_are_the_spans_of_the_alternation():
     import random
     import re
 
-    from judgeapp.search import _Marker
+    from judgeapp.search import _Gapless, _Marker
 
     rng = random.Random(7)
     for _ in range(3000):
-        text = "".join(rng.choice("アイウカキ・ー 　\tab") for _ in range(rng.randint(0, 30)))
+        text = "".join(rng.choice("アイウカキ・･ー 　\t\nab") for _ in range(rng.randint(0, 30)))
         surfaces = [
             "".join(rng.choice("アイウカキab・ー") for _ in range(rng.randint(1, 4))) for _ in range(4)
         ]
@@ -137,7 +137,55 @@ def test_the_snippet_marks_are_the_spans_of_the_alternation():
         branches.sort(key=lambda b: len(b[0]), reverse=True)
         regex = re.compile("|".join(b[0] for b in branches))
         want = [m.span() for m in regex.finditer(text) if m.end() > m.start()]
-        assert _Marker([(t, needle) for _, t, needle in branches]).spans(text) == want, (text, branches)
+        marker = _Marker([(t, needle) for _, t, needle in branches])
+        assert marker.spans(text) == want, (text, branches)
+        assert marker.spans(text, _Gapless(text)) == want, (text, branches)  # the needle found gapless
+
+
+def test_top_of_narrowed_by_a_bound_is_the_sorted_order():
+    """`_Evaluator.top_of` on thousands of matches (narrowed first by `_at_least`) gives the order of a full
+    sort (higher score first, then lower document number), ties at the cut and all, on random scores."""
+    import random
+
+    import numpy as np
+
+    from judgeapp.search import _Evaluator
+
+    rng = random.Random(11)
+    for _ in range(400):
+        size = rng.choice([300, 1000, 4000])
+        ids = np.array(sorted(rng.sample(range(20_000), size)), dtype=np.int64)
+        levels = rng.choice([3, 20, 1000, 10**9])  # many ties, some, none
+        scores = np.array([rng.randrange(levels) / 7 for _ in range(size)], dtype=np.float64)
+        limit = rng.choice([1, 5, 10, 100])
+        want = [
+            d
+            for d, _ in sorted(zip(ids.tolist(), scores.tolist(), strict=True), key=lambda x: (-x[1], x[0]))[
+                :limit
+            ]
+        ]
+        assert _Evaluator.top_of(ids, scores, limit) == want
+
+
+def test_best_window_is_the_first_with_most_marks():
+    """`search._best_window` (one pass) gives what `max` over the marks' starts with two binary searches each
+    gave: the first start whose window holds the most starts, on random marks."""
+    import bisect
+    import random
+
+    from judgeapp.search import _best_window
+
+    rng = random.Random(5)
+    for _ in range(3000):
+        size = rng.randint(1, 600)
+        starts = sorted(rng.sample(range(size), rng.randint(1, min(40, size))))
+        spans = [(a, a + 2) for a in starts]
+        width = rng.choice([30, 110])
+
+        def marks_from(a, starts=starts, width=width):
+            return bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20)
+
+        assert _best_window(spans, width) == max(starts, key=marks_from)
 
 
 KILLED_WORKER = """
