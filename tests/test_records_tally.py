@@ -160,3 +160,64 @@ def test_a_tally_of_another_policy_version_or_count_is_not_used(client, db_app, 
     answer = resp.get_json()
     assert answer["player"]["removed"] is True  # 注意 3 + 警告 1 = 警告 2 (+ 注意 1)
     _same_as_history(answer, _history_standing(client, ev, "lycee", pid))
+
+
+@pytest.mark.parametrize("between", ["void", "record"])
+def test_a_change_between_reading_the_tally_and_recording_is_never_lost(client, db_app, between):
+    """PostgreSQL records in one statement that bumps the count only if it is still the one the tally was
+    read with (and the tally is still kept): a void, or another judge's record, that lands in between makes it
+    write nothing, and the recording goes the locking way (the count and tally read again under the lock).
+    Either way the records' seq are 1..n and the answer is the engine's over the whole history."""
+    from sqlalchemy import create_engine, text
+    from sqlalchemy import event as sa_event
+
+    ev = _event(client, "lycee")
+    pid, hj = ev["players"][0], ev["hj"]
+    first = record(hj, pid, "W").get_json()["record"]["id"]
+    record(hj, pid, "N")
+    db = db_app.extensions["judgeapp.db"]
+    other = create_engine(db.url)
+    done = []
+
+    def meanwhile(_conn, _cursor, statement, *_a):
+        if done or not statement.lstrip().startswith("SELECT players.penalty_count"):
+            return
+        done.append(statement)
+        with other.begin() as c:  # another request's transaction, committed before ours goes on
+            if between == "void":
+                c.execute(
+                    text("INSERT INTO voids (penalty_id, reason, by_id, created_at) VALUES (:p, 'x', 1, :t)"),
+                    {"p": first, "t": "2026-12-01 00:00:00"},
+                )
+                c.execute(text("UPDATE players SET standing_tally = NULL WHERE id = :p"), {"p": pid})
+            else:
+                c.execute(
+                    text("UPDATE players SET penalty_count = penalty_count + 1 WHERE id = :p"), {"p": pid}
+                )
+                c.execute(
+                    text(
+                        "INSERT INTO penalties (event_id, player_id, seq, round, level, level_label, facts, "
+                        "notes, citations, corpus_version, answers, judge_id, created_at) VALUES (:e, :p, 3, 1, "
+                        "'warning', '警告', 'f', '', '[]', 'v', '{}', 1, :t)"
+                    ),
+                    {"e": ev["org"].event_id, "p": pid, "t": "2026-12-01 00:00:00"},
+                )
+
+    sa_event.listen(db.engine, "after_cursor_execute", meanwhile)
+    try:
+        resp = record(hj, pid, "N")
+    finally:
+        sa_event.remove(db.engine, "after_cursor_execute", meanwhile)
+        other.dispose()
+    assert resp.status_code == 201, resp.get_json()
+    if db.is_sqlite:  # SQLite records in one BEGIN IMMEDIATE transaction: no such read happens
+        assert not done
+        return
+    assert done
+    answer = resp.get_json()
+    assert answer["record"]["seq"] == (3 if between == "void" else 4)
+    history = _history_standing(client, ev, "lycee", pid)
+    _same_as_history(answer, history)
+    assert history["effective"] == ({"警告": 1} if between == "void" else {"警告": 3})  # W·N·N or W·N·W·N
+    data = ev["org"].get(f"/players/{pid}").get_json()
+    assert sorted(r["seq"] for r in data["records"]) == list(range(1, len(data["records"]) + 1))

@@ -68,19 +68,49 @@ _BY_KEY = select(_PENALTIES.c.id).where(
 _INSERT = insert(_PENALTIES).returning(_PENALTIES.c.id)
 
 
-def _insert_with_audit_and_notify() -> Select:
+def _insert_with_audit_and_notify(at_once: bool = False) -> Select:
     """PostgreSQL: the record, its audit row, the player's kept tally and the desks' NOTIFY in one statement
     (one round trip, not four): `WITH p AS (INSERT INTO penalties … RETURNING …), a AS (INSERT INTO audit …
     SELECT … FROM p), t AS (UPDATE players SET standing_tally = … WHERE id = …)
-    SELECT p.id, pg_notify(:channel, '{"event": …, "kind": "record", "record": <p.id>}') FROM p`."""
-    p = (
-        insert(_PENALTIES)
-        # bound as r_<column>: an UPDATE in the statement would take a parameter named as a column of its
-        # table (players.event_id, created_at) for a SET of its own
-        .values({c.name: bindparam(f"r_{c.name}", type_=c.type) for c in _PENALTIES.c if c.name != "id"})
-        .returning(_PENALTIES.c.id, _PENALTIES.c.event_id, _PENALTIES.c.judge_id, _PENALTIES.c.created_at)
-        .cte("p")
-    )
+    SELECT p.id, pg_notify(:channel, '{"event": …, "kind": "record", "record": <p.id>}') FROM p`.
+
+    `at_once`: the whole recording in this one statement, its own transaction (see `_record_at_once`): `WITH
+    b AS (UPDATE players SET penalty_count = penalty_count + 1, standing_tally = … WHERE id = … AND
+    penalty_count = <the count the tally was read with> AND standing_tally IS NOT NULL RETURNING
+    penalty_count), p AS (INSERT INTO penalties … SELECT …, b.penalty_count, … FROM b), a AS (…) SELECT …`:
+    when another recording, a void or a decision changed the player's row in between, b matches no row and
+    nothing is written."""
+    # bound as r_<column>: an UPDATE in the statement would take a parameter named as a column of its
+    # table (players.event_id, created_at) for a SET of its own
+    cols = [c for c in _PENALTIES.c if c.name != "id"]
+    returned = (_PENALTIES.c.id, _PENALTIES.c.event_id, _PENALTIES.c.judge_id, _PENALTIES.c.created_at)
+    if at_once:
+        b = (
+            update(_PLAYERS)
+            .where(
+                _PLAYERS.c.id == bindparam("tally_player"),
+                _PLAYERS.c.event_id == bindparam("b_event"),
+                _PLAYERS.c.penalty_count == bindparam("b_count"),
+                _PLAYERS.c.standing_tally.is_not(None),
+            )
+            .values(
+                penalty_count=_PLAYERS.c.penalty_count + 1,
+                standing_tally=bindparam("tally", type_=_PLAYERS.c.standing_tally.type),
+            )
+            .returning(_PLAYERS.c.penalty_count)
+            .cte("b")
+        )
+        row = select(
+            *[b.c.penalty_count if c.name == "seq" else bindparam(f"r_{c.name}", type_=c.type) for c in cols]
+        )
+        p = insert(_PENALTIES).from_select([c.name for c in cols], row).returning(*returned).cte("p")
+    else:
+        p = (
+            insert(_PENALTIES)
+            .values({c.name: bindparam(f"r_{c.name}", type_=c.type) for c in cols})
+            .returning(*returned)
+            .cte("p")
+        )
     audit_cols = ["event_id", "staff_id", "action", "target", "detail", "created_at"]
     a = (
         insert(AuditEntry.__table__)
@@ -97,14 +127,16 @@ def _insert_with_audit_and_notify() -> Select:
         )
         .cte("a")
     )
-    t = _KEEP.returning(_PLAYERS.c.id).cte("t")
     payload = func.json_build_object("event", p.c.event_id, "kind", "record", "record", p.c.id)
-    return select(p.c.id, func.pg_notify(bindparam("channel", type_=String), cast(payload, Text))).add_cte(
-        a, t
-    )
+    out = select(p.c.id, func.pg_notify(bindparam("channel", type_=String), cast(payload, Text)))
+    return out.add_cte(a) if at_once else out.add_cte(a, _KEEP.returning(_PLAYERS.c.id).cte("t"))
 
 
 _INSERT_AUDITED = _insert_with_audit_and_notify()
+_RECORD_AT_ONCE = _insert_with_audit_and_notify(at_once=True)
+_PLAYER_NOW = select(
+    _PLAYERS.c.penalty_count, _PLAYERS.c.number, _PLAYERS.c.name, _PLAYERS.c.standing_tally
+).where(_PLAYERS.c.id == bindparam("pid"), _PLAYERS.c.event_id == bindparam("eid"))
 
 
 @dataclass(frozen=True)
@@ -272,6 +304,16 @@ def _tally_json(st: Standing, version: str, n: int, last: Step | None) -> dict:
         "removed_text": st.removed_text,
         "last": asdict(last) if last is not None else None,
     }
+
+
+def _added(policy: Policy, start: tuple[Tally, Step | None], level: str | None) -> tuple[Standing, bool]:
+    """The standing once `level` (None: an uncounted record) is added to a kept tally, and whether the player
+    was removed before it. An uncounted record answers the last counted record's step, as the history would."""
+    tally, last = start
+    st = standing(policy, [level] if level is not None else [], last_steps=1, start=tally)
+    if level is None and last is not None:
+        st.steps = [last]
+    return st, tally.removed
 
 
 def _record_of(player: Player, views: list[RecordView], st: Standing) -> PlayerRecord:
@@ -470,6 +512,40 @@ def record_penalty(
         ruling=f["ruling"],
     )
 
+    def made(rid: int, values: dict, number: str, name: str, st: Standing) -> NewRecord:
+        pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=values["seq"])
+        p = Penalty(id=rid, **values)
+        p.player, p.judge = pl, actor
+        return NewRecord(RecordView(penalty=p), _record_of(pl, [], st))
+
+    if channel is not None and not f["key"]:
+        # PostgreSQL, no key to look up: the record in one statement, when the player's tally is kept
+        with db.reader() as s:
+            conn = s.connection()
+            now = conn.execute(_PLAYER_NOW, {"pid": pid, "eid": ev.id}).first()
+            start = _kept_tally(now[3], version, now[0]) if now is not None else None
+            if start is not None:
+                st, before = _added(policy, start, item.id if counted else None)
+                if st.removed == before:  # a change of removal (its notice) goes the way below
+                    values = {**fields, "seq": now[0] + 1, "created_at": utcnow()}
+                    tally = _tally_json(st, version, now[0] + 1, st.steps[-1] if st.steps else None)
+                    rid = conn.execute(
+                        _RECORD_AT_ONCE,
+                        {
+                            **{f"r_{k}": v for k, v in values.items()},
+                            "action": action,
+                            "detail": {**detail, "removed": st.removed, "removed_now": False},
+                            "channel": channel,
+                            "tally_player": pid,
+                            "b_event": ev.id,
+                            "b_count": now[0],
+                            "tally": tally,
+                        },
+                    ).scalar()
+                    if rid is not None:
+                        return made(rid, values, now[1], now[2], st)
+                    # another recording, a void or a decision came first: the locking way below
+
     def do(conn: Connection) -> tuple[NewRecord, list]:
         pending: list = []  # the desks' announcements (SQLite: handed over after commit)
         # Lock the player's row and bump their count in one statement (FOR UPDATE's lock, taken by UPDATE on
@@ -484,11 +560,7 @@ def record_penalty(
                 raise _Replay(done)  # rolls back the bump; the earlier record is answered below
         start = _kept_tally(kept, version, seq - 1)
         if start is not None:  # this record added to the tally of the earlier ones (no history read)
-            tally, last = start
-            st = standing(policy, [item.id] if counted else [], last_steps=1, start=tally)
-            if not counted and last is not None:
-                st.steps = [last]  # as the history would answer: the last counted record's step
-            before = tally.removed
+            st, before = _added(policy, start, item.id if counted else None)
         else:  # no tally kept (a void, a decision, a new policy, a player from before 0005): the history
             levels = counting_levels(conn, pid)
             st = standing(
@@ -519,10 +591,7 @@ def record_penalty(
             conn.execute(_KEEP, {"tally_player": pid, "tally": tally})
             live.announce_core(conn, pending, ev.id, "record", record=rid)
         live.note_status(conn, ev.id, actor, pid, before, st.removed, action, rid, pending)
-        pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=seq)
-        p = Penalty(id=rid, **values)
-        p.player, p.judge = pl, actor
-        return NewRecord(RecordView(penalty=p), _record_of(pl, [], st)), pending
+        return made(rid, values, number, name, st), pending
 
     try:
         new, pending = db.write_core(do)
