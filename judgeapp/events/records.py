@@ -134,6 +134,7 @@ def _insert_with_audit_and_notify(at_once: bool = False) -> Select:
 
 _INSERT_AUDITED = _insert_with_audit_and_notify()
 _RECORD_AT_ONCE = _insert_with_audit_and_notify(at_once=True)
+AT_ONCE_TRIES = 4  # PostgreSQL: tries of the one-statement recording before the locking transaction
 _PLAYER_NOW = select(
     _PLAYERS.c.penalty_count, _PLAYERS.c.number, _PLAYERS.c.name, _PLAYERS.c.standing_tally
 ).where(_PLAYERS.c.id == bindparam("pid"), _PLAYERS.c.event_id == bindparam("eid"))
@@ -519,32 +520,36 @@ def record_penalty(
         return NewRecord(RecordView(penalty=p), _record_of(pl, [], st))
 
     if channel is not None and not f["key"]:
-        # PostgreSQL, no key to look up: the record in one statement, when the player's tally is kept
+        # PostgreSQL, no key to look up: the record in one statement, when the player's tally is kept. Another
+        # judge's record of the same player between the read and the statement makes it write nothing: read
+        # again (a few times), then the locking way below.
         with db.reader() as s:
             conn = s.connection()
-            now = conn.execute(_PLAYER_NOW, {"pid": pid, "eid": ev.id}).first()
-            start = _kept_tally(now[3], version, now[0]) if now is not None else None
-            if start is not None:
+            for _ in range(AT_ONCE_TRIES):
+                now = conn.execute(_PLAYER_NOW, {"pid": pid, "eid": ev.id}).first()
+                start = _kept_tally(now[3], version, now[0]) if now is not None else None
+                if start is None:
+                    break
                 st, before = _added(policy, start, item.id if counted else None)
-                if st.removed == before:  # a change of removal (its notice) goes the way below
-                    values = {**fields, "seq": now[0] + 1, "created_at": utcnow()}
-                    tally = _tally_json(st, version, now[0] + 1, st.steps[-1] if st.steps else None)
-                    rid = conn.execute(
-                        _RECORD_AT_ONCE,
-                        {
-                            **{f"r_{k}": v for k, v in values.items()},
-                            "action": action,
-                            "detail": {**detail, "removed": st.removed, "removed_now": False},
-                            "channel": channel,
-                            "tally_player": pid,
-                            "b_event": ev.id,
-                            "b_count": now[0],
-                            "tally": tally,
-                        },
-                    ).scalar()
-                    if rid is not None:
-                        return made(rid, values, now[1], now[2], st)
-                    # another recording, a void or a decision came first: the locking way below
+                if st.removed != before:  # a change of removal (its notice) goes the locking way
+                    break
+                values = {**fields, "seq": now[0] + 1, "created_at": utcnow()}
+                tally = _tally_json(st, version, now[0] + 1, st.steps[-1] if st.steps else None)
+                rid = conn.execute(
+                    _RECORD_AT_ONCE,
+                    {
+                        **{f"r_{k}": v for k, v in values.items()},
+                        "action": action,
+                        "detail": {**detail, "removed": st.removed, "removed_now": False},
+                        "channel": channel,
+                        "tally_player": pid,
+                        "b_event": ev.id,
+                        "b_count": now[0],
+                        "tally": tally,
+                    },
+                ).scalar()
+                if rid is not None:
+                    return made(rid, values, now[1], now[2], st)
 
     def do(conn: Connection) -> tuple[NewRecord, list]:
         pending: list = []  # the desks' announcements (SQLite: handed over after commit)
