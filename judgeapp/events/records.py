@@ -9,6 +9,17 @@ first in the transaction) or the penalty's row (void, appeal, decision: FOR UPDA
 and on SQLite the transaction began with BEGIN IMMEDIATE. Two conflicting requests are
 therefore taken one after the other, and the second is refused with 409 and a Japanese message: a decision
 stays final.
+
+Each player's row also keeps the standing engine's tally of their records (`players.standing_tally`, see
+`TALLY`): recording adds the new penalty to it instead of reading the whole history, and writes the new tally
+with the count. A void or a decision clears it (under the player's row lock), and a recording that finds
+none, or one of another count or policy version, reads the history as before; tests/test_records_tally.py
+checks the answers against the engine over the whole history, for every game. On PostgreSQL, without an
+Idempotency-Key and when the record changes no removal, recording is one statement that is its own
+transaction: it bumps the count only if it is still the one the tally was read with and the tally is still
+kept (`WITH b AS (UPDATE players … WHERE penalty_count = :read AND standing_tally IS NOT NULL …), p AS (INSERT
+INTO penalties … FROM b) …`), so another judge's record, a void or a decision in between makes it write
+nothing, and it is tried again, then made by the locking transaction.
 """
 
 from __future__ import annotations
@@ -468,9 +479,11 @@ def record_penalty(
     corpus_version: str,
     event: Event | None = None,
 ) -> NewRecord:
-    """Record one penalty in one write transaction: lock the player and bump their record count, read the
-    levels their records count with, insert the record and its audit entry. A repeated Idempotency-Key with
-    the same fields answers the earlier record; with other fields, 422 and nothing written."""
+    """Record one penalty in one write transaction: lock the player and bump their record count (which gives
+    their kept tally; without one, read the levels their records count with), insert the record and its audit
+    entry, keep the new tally. On PostgreSQL first as one statement (see the module's docstring). A repeated
+    Idempotency-Key with the same fields answers the earlier record; with other fields, 422 and nothing
+    written."""
     require(actor, "record")
     ev = event if event is not None and event.id == actor.event_id else _event(db, actor.event_id)
     policy = policies.games[ev.game]
