@@ -14,12 +14,7 @@ Each player's row also keeps the standing engine's tally of their records (`play
 `TALLY`): recording adds the new penalty to it instead of reading the whole history, and writes the new tally
 with the count. A void or a decision clears it (under the player's row lock), and a recording that finds
 none, or one of another count or policy version, reads the history as before; tests/test_records_tally.py
-checks the answers against the engine over the whole history, for every game. On PostgreSQL, without an
-Idempotency-Key and when the record changes no removal, recording is one statement that is its own
-transaction: it bumps the count only if it is still the one the tally was read with and the tally is still
-kept (`WITH b AS (UPDATE players … WHERE penalty_count = :read AND standing_tally IS NOT NULL …), p AS (INSERT
-INTO penalties … FROM b) …`), so another judge's record, a void or a decision in between makes it write
-nothing, and it is tried again, then made by the locking transaction.
+checks the answers against the engine over the whole history, for every game.
 """
 
 from __future__ import annotations
@@ -79,49 +74,21 @@ _BY_KEY = select(_PENALTIES.c.id).where(
 _INSERT = insert(_PENALTIES).returning(_PENALTIES.c.id)
 
 
-def _insert_with_audit_and_notify(at_once: bool = False) -> Select:
+def _insert_with_audit_and_notify() -> Select:
     """PostgreSQL: the record, its audit row, the player's kept tally and the desks' NOTIFY in one statement
     (one round trip, not four): `WITH p AS (INSERT INTO penalties … RETURNING …), a AS (INSERT INTO audit …
     SELECT … FROM p), t AS (UPDATE players SET standing_tally = … WHERE id = …)
-    SELECT p.id, pg_notify(:channel, '{"event": …, "kind": "record", "record": <p.id>}') FROM p`.
-
-    `at_once`: the whole recording in this one statement, its own transaction (see `_record_at_once`): `WITH
-    b AS (UPDATE players SET penalty_count = penalty_count + 1, standing_tally = … WHERE id = … AND
-    penalty_count = <the count the tally was read with> AND standing_tally IS NOT NULL RETURNING
-    penalty_count), p AS (INSERT INTO penalties … SELECT …, b.penalty_count, … FROM b), a AS (…) SELECT …`:
-    when another recording, a void or a decision changed the player's row in between, b matches no row and
-    nothing is written."""
+    SELECT p.id, pg_notify(:channel, '{"event": …, "kind": "record", "record": <p.id>}') FROM p`."""
     # bound as r_<column>: an UPDATE in the statement would take a parameter named as a column of its
     # table (players.event_id, created_at) for a SET of its own
     cols = [c for c in _PENALTIES.c if c.name != "id"]
     returned = (_PENALTIES.c.id, _PENALTIES.c.event_id, _PENALTIES.c.judge_id, _PENALTIES.c.created_at)
-    if at_once:
-        b = (
-            update(_PLAYERS)
-            .where(
-                _PLAYERS.c.id == bindparam("tally_player"),
-                _PLAYERS.c.event_id == bindparam("b_event"),
-                _PLAYERS.c.penalty_count == bindparam("b_count"),
-                _PLAYERS.c.standing_tally.is_not(None),
-            )
-            .values(
-                penalty_count=_PLAYERS.c.penalty_count + 1,
-                standing_tally=bindparam("tally", type_=_PLAYERS.c.standing_tally.type),
-            )
-            .returning(_PLAYERS.c.penalty_count)
-            .cte("b")
-        )
-        row = select(
-            *[b.c.penalty_count if c.name == "seq" else bindparam(f"r_{c.name}", type_=c.type) for c in cols]
-        )
-        p = insert(_PENALTIES).from_select([c.name for c in cols], row).returning(*returned).cte("p")
-    else:
-        p = (
-            insert(_PENALTIES)
-            .values({c.name: bindparam(f"r_{c.name}", type_=c.type) for c in cols})
-            .returning(*returned)
-            .cte("p")
-        )
+    p = (
+        insert(_PENALTIES)
+        .values({c.name: bindparam(f"r_{c.name}", type_=c.type) for c in cols})
+        .returning(*returned)
+        .cte("p")
+    )
     audit_cols = ["event_id", "staff_id", "action", "target", "detail", "created_at"]
     a = (
         insert(AuditEntry.__table__)
@@ -140,15 +107,10 @@ def _insert_with_audit_and_notify(at_once: bool = False) -> Select:
     )
     payload = func.json_build_object("event", p.c.event_id, "kind", "record", "record", p.c.id)
     out = select(p.c.id, func.pg_notify(bindparam("channel", type_=String), cast(payload, Text)))
-    return out.add_cte(a) if at_once else out.add_cte(a, _KEEP.returning(_PLAYERS.c.id).cte("t"))
+    return out.add_cte(a, _KEEP.returning(_PLAYERS.c.id).cte("t"))
 
 
 _INSERT_AUDITED = _insert_with_audit_and_notify()
-_RECORD_AT_ONCE = _insert_with_audit_and_notify(at_once=True)
-AT_ONCE_TRIES = 4  # PostgreSQL: tries of the one-statement recording before the locking transaction
-_PLAYER_NOW = select(
-    _PLAYERS.c.penalty_count, _PLAYERS.c.number, _PLAYERS.c.name, _PLAYERS.c.standing_tally
-).where(_PLAYERS.c.id == bindparam("pid"), _PLAYERS.c.event_id == bindparam("eid"))
 
 
 @dataclass(frozen=True)
@@ -481,9 +443,8 @@ def record_penalty(
 ) -> NewRecord:
     """Record one penalty in one write transaction: lock the player and bump their record count (which gives
     their kept tally; without one, read the levels their records count with), insert the record and its audit
-    entry, keep the new tally. On PostgreSQL first as one statement (see the module's docstring). A repeated
-    Idempotency-Key with the same fields answers the earlier record; with other fields, 422 and nothing
-    written."""
+    entry, keep the new tally. A repeated Idempotency-Key with the same fields answers the earlier record;
+    with other fields, 422 and nothing written."""
     require(actor, "record")
     ev = event if event is not None and event.id == actor.event_id else _event(db, actor.event_id)
     policy = policies.games[ev.game]
@@ -531,38 +492,6 @@ def record_penalty(
         p = Penalty(id=rid, **values)
         p.player, p.judge = pl, actor
         return NewRecord(RecordView(penalty=p), _record_of(pl, [], st))
-
-    if channel is not None and not f["key"]:
-        # PostgreSQL, no key to look up: the record in one statement, when the player's tally is kept. Another
-        # judge's record of the same player between the read and the statement makes it write nothing: read
-        # again (a few times), then the locking way below.
-        with db.reader() as s:
-            conn = s.connection()
-            for _ in range(AT_ONCE_TRIES):
-                now = conn.execute(_PLAYER_NOW, {"pid": pid, "eid": ev.id}).first()
-                start = _kept_tally(now[3], version, now[0]) if now is not None else None
-                if start is None:
-                    break
-                st, before = _added(policy, start, item.id if counted else None)
-                if st.removed != before:  # a change of removal (its notice) goes the locking way
-                    break
-                values = {**fields, "seq": now[0] + 1, "created_at": utcnow()}
-                tally = _tally_json(st, version, now[0] + 1, st.steps[-1] if st.steps else None)
-                rid = conn.execute(
-                    _RECORD_AT_ONCE,
-                    {
-                        **{f"r_{k}": v for k, v in values.items()},
-                        "action": action,
-                        "detail": {**detail, "removed": st.removed, "removed_now": False},
-                        "channel": channel,
-                        "tally_player": pid,
-                        "b_event": ev.id,
-                        "b_count": now[0],
-                        "tally": tally,
-                    },
-                ).scalar()
-                if rid is not None:
-                    return made(rid, values, now[1], now[2], st)
 
     def do(conn: Connection) -> tuple[NewRecord, list]:
         pending: list = []  # the desks' announcements (SQLite: handed over after commit)
