@@ -6,6 +6,7 @@ player from before the tally — on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
+import contextlib
 import random
 
 import pytest
@@ -160,3 +161,35 @@ def test_a_tally_of_another_policy_version_or_count_is_not_used(client, db_app, 
     answer = resp.get_json()
     assert answer["player"]["removed"] is True  # 注意 3 + 警告 1 = 警告 2 (+ 注意 1)
     _same_as_history(answer, _history_standing(client, ev, "lycee", pid))
+
+
+@pytest.mark.parametrize("in_request", [False, True])
+def test_a_statement_sent_with_its_commit_that_fails_leaves_nothing_and_the_connection_usable(
+    client, db_app, in_request
+):
+    """`commit_with` (PostgreSQL: the statement and COMMIT in one round trip): a statement that fails rolls
+    the whole transaction back, the error is SQLAlchemy's, and the next recording works."""
+    from sqlalchemy import func, insert
+    from sqlalchemy.exc import IntegrityError
+
+    from judgeapp.events.db import commit_with
+
+    ev = _event(client, "lycee")
+    db = db_app.extensions["judgeapp.db"]
+    eid = ev["org"].event_id
+
+    def two_players_of_one_number(conn):
+        conn.execute(insert(Player).values(event_id=eid, number="X1", name="a", penalty_count=0))
+        return commit_with(
+            conn,
+            insert(Player).values(event_id=eid, number="X1", name="b", penalty_count=0).returning(Player.id),
+            {},
+        )
+
+    with db_app.test_request_context(), db.unit() if in_request else contextlib.nullcontext():
+        with pytest.raises(IntegrityError):
+            db.write_core(two_players_of_one_number, commits=True)
+        with db.reader() as s:
+            assert s.scalar(select(func.count()).select_from(Player).where(Player.number == "X1")) == 0
+    resp = record(ev["hj"], ev["players"][0], "N")
+    assert resp.status_code == 201 and resp.get_json()["record"]["seq"] == 1

@@ -576,8 +576,8 @@ def _watch(db_app):
 def test_recording_takes_one_checkout_and_a_fixed_number_of_statements(ev, db_app):
     """One checkout: the acting member with their event (one statement), then on the same connection one write
     transaction: bump the player's count (which gives their kept standing tally: no history read), insert the
-    record and its audit row and keep the new tally (on PostgreSQL in one statement with the NOTIFY), commit.
-    However long the player's history, the count stays the same."""
+    record and its audit row and keep the new tally (on PostgreSQL in one statement with the NOTIFY, sent
+    together with the COMMIT), commit. However long the player's history, the count stays the same."""
     fj, player = ev["fj"], ev["player"]
     for level in ("N", "W", "N"):
         assert record(fj, player, level).status_code == 201
@@ -589,7 +589,8 @@ def test_recording_takes_one_checkout_and_a_fixed_number_of_statements(ev, db_ap
     sql = [s.split()[0].upper() for s in seen["statements"]]
     if db_app.extensions["judgeapp.db"].is_sqlite:
         assert sql == ["SELECT", "BEGIN", "UPDATE", "INSERT", "INSERT", "UPDATE", "COMMIT"]
-    else:  # the record, its audit row, the tally and the NOTIFY in one statement (WITH … pg_notify)
+    else:  # the record, its audit row, the tally and the NOTIFY in one statement (WITH … pg_notify), sent
+        # with the COMMIT in one round trip (psycopg's pipeline: Database.commit_with)
         assert sql == ["SELECT", "BEGIN", "UPDATE", "WITH", "COMMIT"]
     assert seen["checkouts"] == 1
     # The audit row and the standing are those of the 4th record.

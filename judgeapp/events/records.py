@@ -30,7 +30,7 @@ from ..errors import ConflictError, JudgeappError
 from ..policy import Consequence, Level, Policies, Policy, Standing, Step, Tally, standing
 from . import live
 from .audit import audit, audit_row
-from .db import Database
+from .db import Database, commit_with
 from .models import Appeal, AuditEntry, Decision, Event, Penalty, Player, Staff, Void, utcnow
 from .parsing import clean_text, parse_id, parse_int
 from .permissions import check_grant, require
@@ -520,28 +520,31 @@ def record_penalty(
         tally = _tally_json(st, version, seq, st.steps[-1] if st.steps else None)
         audited = {**detail, "removed": st.removed, "removed_now": st.removed and not before}
         values = {**fields, "seq": seq, "created_at": utcnow()}
-        if channel is not None:  # PostgreSQL: record, audit row, tally and NOTIFY in one round trip
-            rid = conn.execute(
-                _INSERT_AUDITED,
-                {
-                    **{f"r_{k}": v for k, v in values.items()},
-                    "action": action,
-                    "detail": audited,
-                    "channel": channel,
-                    "tally_player": pid,
-                    "tally": tally,
-                },
-            ).scalar_one()
+        if channel is not None:  # PostgreSQL: record, audit row, tally and NOTIFY in one statement
+            params = {
+                **{f"r_{k}": v for k, v in values.items()},
+                "action": action,
+                "detail": audited,
+                "channel": channel,
+                "tally_player": pid,
+                "tally": tally,
+            }
+            if before == st.removed:  # no notice to write: the statement goes with the COMMIT
+                rid, _ = commit_with(conn, _INSERT_AUDITED, params)
+                return made(rid, values, number, name, st), pending
+            rid = conn.execute(_INSERT_AUDITED, params).scalar_one()
         else:
             rid = conn.execute(_INSERT, values).scalar_one()
             audit_row(conn, ev.id, actor, action, f"penalty:{rid}", **audited)
             conn.execute(_KEEP, {"tally_player": pid, "tally": tally})
             live.announce_core(conn, pending, ev.id, "record", record=rid)
         live.note_status(conn, ev.id, actor, pid, before, st.removed, action, rid, pending)
+        if channel is not None:
+            conn.exec_driver_sql("COMMIT")  # see write_core(commits=True) below
         return made(rid, values, number, name, st), pending
 
     try:
-        new, pending = db.write_core(do)
+        new, pending = db.write_core(do, commits=channel is not None)
     except _Replay as replay:
         return _replayed(db, policy, replay.penalty_id, pid, f, item)
     live.dispatch_pending(pending)
