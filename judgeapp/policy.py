@@ -613,13 +613,48 @@ class Standing:
     removed_text: str | None = None  # what removal means here, in the policy's words
 
 
-def standing(policy: Policy, penalties: list[str], last_steps: int | None = None) -> Standing:
+@dataclass(frozen=True)
+class Tally:
+    """All the engine carries from one penalty to the next: the counts by label, and whether (and by which
+    rule's words) the player was removed. Each step reads only these, the rules and its own penalty (the
+    effective standing is the counts with the conversions applied), so `standing(policy, more,
+    start=tally_of(standing(policy, earlier)))` comes to what `standing(policy, earlier + more)` does, with the
+    steps of `more` only: recording adds one penalty to a kept tally instead of reading the player's history.
+    """
+
+    counts: dict[str, int]
+    removed: bool = False
+    removed_text: str | None = None
+
+
+def tally_of(s: Standing) -> Tally:
+    return Tally(counts=dict(s.counts), removed=s.removed, removed_text=s.removed_text)
+
+
+def _converted(policy: Policy, counts: dict[str, int]) -> dict[str, int]:
+    """The effective standing of `counts`: the conversions applied in the rules' order (as in a step)."""
+    effective = dict(counts)
+    for rule in policy.file.rules:
+        if rule.kind == "converts":
+            level = policy.levels[rule.level]
+            n = effective.get(level.label, 0)
+            if n >= rule.count:
+                to = policy.levels[rule.to]
+                effective[level.label] = n % rule.count
+                effective[to.label] = effective.get(to.label, 0) + n // rule.count
+    return effective
+
+
+def standing(
+    policy: Policy, penalties: list[str], last_steps: int | None = None, start: Tally | None = None
+) -> Standing:
     """What a player's penalties come to under the game's rules, step by step.
 
     Automatic rules apply as the text has them (Lycee: two 注意 count as one 警告; two 警告 remove the player).
     Upgrades the text leaves to the judge never apply by themselves: they come back as `upgrades` and notes,
     for the judge to decide. With `last_steps`, only the last steps are kept (with their notes and upgrades);
-    the counts, the effective standing, removal and the notes are the same.
+    the counts, the effective standing, removal and the notes are the same. With `start` (the `Tally` of the
+    earlier penalties), `penalties` are those that follow them, and the steps are theirs.
     """
     items = []
     result_notes: list[str] = []
@@ -645,9 +680,10 @@ def standing(policy: Policy, penalties: list[str], last_steps: int | None = None
         items.append(item)
 
     order = list(policy.levels.values()) + list(policy.consequences.values())
-    counts: dict[str, int] = {}
-    removed = False
-    removed_text: str | None = None
+    counts: dict[str, int] = dict(start.counts) if start is not None else {}
+    removed = start.removed if start is not None else False
+    removed_text: str | None = start.removed_text if start is not None else None
+    effective = _converted(policy, counts) if start is not None else {}
     steps: list[Step] = []
     first_kept = 0 if last_steps is None else len(items) - last_steps
     for i, item in enumerate(items):
@@ -724,7 +760,7 @@ def standing(policy: Policy, penalties: list[str], last_steps: int | None = None
             final_notes.append(rule.text)
     return Standing(
         counts={x.label: counts[x.label] for x in order if counts.get(x.label)},
-        effective={x.label: effective[x.label] for x in order if effective.get(x.label)} if items else {},
+        effective={x.label: effective[x.label] for x in order if effective.get(x.label)},
         removed=removed,
         steps=steps,
         notes=final_notes,

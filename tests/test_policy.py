@@ -11,7 +11,7 @@ import yaml
 from judgeapp import create_app
 from judgeapp.cli import main as cli
 from judgeapp.corpus import load_corpus
-from judgeapp.policy import PolicyError, load_policies, standing
+from judgeapp.policy import PolicyError, load_policies, standing, tally_of
 
 from .conftest import CORPUS_DIRS, GAMES, INFRACTIONS_DIRS, REAL_GAMES, load_cases
 
@@ -260,6 +260,44 @@ def test_ijinden_two_warnings_prompt_the_judge_and_change_nothing(policies):
     assert not s.removed and s.effective == {"警告": 2}
     assert s.steps[1].upgrades and not s.steps[1].upgrades[0]["automatic"]
     assert set(s.steps[1].upgrades[0]["to"]) == {"敗北", "失格"}
+
+
+def _same(a, b) -> None:
+    assert (a.counts, a.effective, a.removed, a.removed_text, a.notes) == (
+        b.counts,
+        b.effective,
+        b.removed,
+        b.removed_text,
+        b.notes,
+    )
+    assert a.steps == b.steps
+
+
+@pytest.mark.parametrize("game", GAMES)
+def test_a_kept_tally_comes_to_the_same_standing_as_the_whole_history(policies, game):
+    """Recording adds one penalty to the tally kept with the player: for every game, every split of many
+    sequences (Lycee's 2 注意 = 1 警告 and 2 警告 = removal, upgrades on offer, removing levels), the standing
+    from the tally is the standing of the whole history (with the later steps)."""
+    import random
+
+    policy = policies.games[game]
+    ids = [x.id for x in policy.recordable]
+    if not ids:
+        pytest.skip("nothing to record")
+    rng = random.Random(game)
+    for _ in range(150):
+        seq = [rng.choice(ids) for _ in range(rng.randint(0, 9))]
+        whole = standing(policy, seq)
+        for cut in range(len(seq) + 1):
+            start = tally_of(standing(policy, seq[:cut]))
+            _same(standing(policy, seq[cut:], start=start), standing(policy, seq, last_steps=len(seq) - cut))
+            if cut == len(seq):
+                assert standing(policy, [], start=start).effective == whole.effective
+            for k in (0, 1, 2):
+                _same(
+                    standing(policy, seq[cut:], last_steps=k, start=start),
+                    standing(policy, seq, last_steps=min(k, len(seq) - cut)),
+                )
 
 
 # --- the situation lookup over the situations table ----------------------------------------------------------

@@ -4,7 +4,8 @@ and the audit log.
 Nothing is ever updated in place or deleted: a record is corrected by a new row (a void, an appeal decision),
 and every change writes an audit entry. The only columns that change after insert are a staff member's role,
 grants, passcode, active flag, session version and API token (each change audited), a player's record count
-(the per-player counter that serialises recording), the sign-in throttle and a join link's use.
+(the per-player counter that serialises recording) and the standing tally kept beside it (derived from the
+records, never a record), the sign-in throttle and a join link's use.
 """
 
 from __future__ import annotations
@@ -98,6 +99,10 @@ class Player(Base):
     name: Mapped[str] = mapped_column(String(80))
     # How many records the player has: locked and bumped by each recording, it gives the next `seq`.
     penalty_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # The standing engine's tally after the player's first `n` records under the policies of `v`
+    # (records.TALLY): written by each recording with the count, cleared by a void or an appeal's decision;
+    # a recording that finds none (or another `n` or `v`) reads the history instead. Never the record itself.
+    standing_tally: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     __table_args__ = (UniqueConstraint("event_id", "number", name="player_number_unique"),)

@@ -9,11 +9,17 @@ first in the transaction) or the penalty's row (void, appeal, decision: FOR UPDA
 and on SQLite the transaction began with BEGIN IMMEDIATE. Two conflicting requests are
 therefore taken one after the other, and the second is refused with 409 and a Japanese message: a decision
 stays final.
+
+Each player's row also keeps the standing engine's tally of their records (`players.standing_tally`, see
+`TALLY`): recording adds the new penalty to it instead of reading the whole history, and writes the new tally
+with the count. A void or a decision clears it (under the player's row lock), and a recording that finds
+none, or one of another count or policy version, reads the history as before; tests/test_records_tally.py
+checks the answers against the engine over the whole history, for every game.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from sqlalchemy import String, Text, bindparam, cast, func, insert, literal, select, update
 from sqlalchemy.engine import Connection
@@ -21,10 +27,10 @@ from sqlalchemy.orm import Session, lazyload
 from sqlalchemy.sql import Select
 
 from ..errors import ConflictError, JudgeappError
-from ..policy import Consequence, Level, Policies, Policy, Standing, standing
+from ..policy import Consequence, Level, Policies, Policy, Standing, Step, Tally, standing
 from . import live
 from .audit import audit, audit_row
-from .db import Database
+from .db import Database, commit_with
 from .models import Appeal, AuditEntry, Decision, Event, Penalty, Player, Staff, Void, utcnow
 from .parsing import clean_text, parse_id, parse_int
 from .permissions import check_grant, require
@@ -52,8 +58,16 @@ _BUMP = (
     update(_PLAYERS)
     .where(_PLAYERS.c.id == bindparam("pid"), _PLAYERS.c.event_id == bindparam("eid"))
     .values(penalty_count=func.coalesce(_PLAYERS.c.penalty_count, 0) + 1)
-    .returning(_PLAYERS.c.penalty_count, _PLAYERS.c.number, _PLAYERS.c.name)
+    .returning(_PLAYERS.c.penalty_count, _PLAYERS.c.number, _PLAYERS.c.name, _PLAYERS.c.standing_tally)
 )
+# The player's kept tally (see `TALLY`), written in the recording's transaction (SQLite; PostgreSQL: in the
+# statement that inserts the record), and cleared by a void or a decision (the next recording reads the history).
+_KEEP = (
+    update(_PLAYERS)
+    .where(_PLAYERS.c.id == bindparam("tally_player"))
+    .values(standing_tally=bindparam("tally", type_=_PLAYERS.c.standing_tally.type))
+)
+_FORGET = update(_PLAYERS).where(_PLAYERS.c.id == bindparam("pid")).values(standing_tally=None)
 _BY_KEY = select(_PENALTIES.c.id).where(
     _PENALTIES.c.judge_id == bindparam("judge"), _PENALTIES.c.idempotency_key == bindparam("key")
 )
@@ -61,13 +75,18 @@ _INSERT = insert(_PENALTIES).returning(_PENALTIES.c.id)
 
 
 def _insert_with_audit_and_notify() -> Select:
-    """PostgreSQL: the record, its audit row and the desks' NOTIFY in one statement (one round trip, not
-    three): `WITH p AS (INSERT INTO penalties … RETURNING …), a AS (INSERT INTO audit … SELECT … FROM p)
+    """PostgreSQL: the record, its audit row, the player's kept tally and the desks' NOTIFY in one statement
+    (one round trip, not four): `WITH p AS (INSERT INTO penalties … RETURNING …), a AS (INSERT INTO audit …
+    SELECT … FROM p), t AS (UPDATE players SET standing_tally = … WHERE id = …)
     SELECT p.id, pg_notify(:channel, '{"event": …, "kind": "record", "record": <p.id>}') FROM p`."""
+    # bound as r_<column>: an UPDATE in the statement would take a parameter named as a column of its
+    # table (players.event_id, created_at) for a SET of its own
+    cols = [c for c in _PENALTIES.c if c.name != "id"]
+    returned = (_PENALTIES.c.id, _PENALTIES.c.event_id, _PENALTIES.c.judge_id, _PENALTIES.c.created_at)
     p = (
         insert(_PENALTIES)
-        .values({c.name: bindparam(c.name, type_=c.type) for c in _PENALTIES.c if c.name != "id"})
-        .returning(_PENALTIES.c.id, _PENALTIES.c.event_id, _PENALTIES.c.judge_id, _PENALTIES.c.created_at)
+        .values({c.name: bindparam(f"r_{c.name}", type_=c.type) for c in cols})
+        .returning(*returned)
         .cte("p")
     )
     audit_cols = ["event_id", "staff_id", "action", "target", "detail", "created_at"]
@@ -87,7 +106,8 @@ def _insert_with_audit_and_notify() -> Select:
         .cte("a")
     )
     payload = func.json_build_object("event", p.c.event_id, "kind", "record", "record", p.c.id)
-    return select(p.c.id, func.pg_notify(bindparam("channel", type_=String), cast(payload, Text))).add_cte(a)
+    out = select(p.c.id, func.pg_notify(bindparam("channel", type_=String), cast(payload, Text)))
+    return out.add_cte(a, _KEEP.returning(_PLAYERS.c.id).cte("t"))
 
 
 _INSERT_AUDITED = _insert_with_audit_and_notify()
@@ -230,6 +250,44 @@ def counting_levels(s: Session, player_id: int) -> list[str]:
     conn = s.connection() if isinstance(s, Session) else s
     rows = conn.execute(_COUNTING, {"player_id": player_id})
     return [lv for lv in (effective_level(a, b is not None, c, d) for a, b, c, d in rows) if lv is not None]
+
+
+# The tally kept in players.standing_tally: {"v": the policies' version, "n": how many of the player's records
+# it covers (their count when it was written), "counts", "removed", "removed_text" (policy.Tally), "last": the
+# step of the last counted record (what an uncounted record answers, as the history would)}. It is used only
+# when `n` is the count before this record and `v` the running policies' version; else the history is read.
+TALLY = ("v", "n", "counts", "removed", "removed_text", "last")
+
+
+def _kept_tally(kept: object, version: str, n: int) -> tuple[Tally, Step | None] | None:
+    if not isinstance(kept, dict) or kept.get("v") != version or kept.get("n") != n:
+        return None
+    last = kept.get("last")
+    return (
+        Tally(counts=dict(kept["counts"]), removed=bool(kept["removed"]), removed_text=kept["removed_text"]),
+        Step(**last) if last else None,
+    )
+
+
+def _tally_json(st: Standing, version: str, n: int, last: Step | None) -> dict:
+    return {
+        "v": version,
+        "n": n,
+        "counts": st.counts,
+        "removed": st.removed,
+        "removed_text": st.removed_text,
+        "last": asdict(last) if last is not None else None,
+    }
+
+
+def _added(policy: Policy, start: tuple[Tally, Step | None], level: str | None) -> tuple[Standing, bool]:
+    """The standing once `level` (None: an uncounted record) is added to a kept tally, and whether the player
+    was removed before it. An uncounted record answers the last counted record's step, as the history would."""
+    tally, last = start
+    st = standing(policy, [level] if level is not None else [], last_steps=1, start=tally)
+    if level is None and last is not None:
+        st.steps = [last]
+    return st, tally.removed
 
 
 def _record_of(player: Player, views: list[RecordView], st: Standing) -> PlayerRecord:
@@ -383,9 +441,10 @@ def record_penalty(
     corpus_version: str,
     event: Event | None = None,
 ) -> NewRecord:
-    """Record one penalty in one write transaction: lock the player and bump their record count, read the
-    levels their records count with, insert the record and its audit entry. A repeated Idempotency-Key with
-    the same fields answers the earlier record; with other fields, 422 and nothing written."""
+    """Record one penalty in one write transaction: lock the player and bump their record count (which gives
+    their kept tally; without one, read the levels their records count with), insert the record and its audit
+    entry, keep the new tally. A repeated Idempotency-Key with the same fields answers the earlier record;
+    with other fields, 422 and nothing written."""
     require(actor, "record")
     ev = event if event is not None and event.id == actor.event_id else _event(db, actor.event_id)
     policy = policies.games[ev.game]
@@ -397,73 +456,95 @@ def record_penalty(
         require(actor, "ruling")
 
     channel = live.notify_channel()
+    version = policies.version
+    counted = item.id not in UNCOUNTED
+    action = "ruling.record" if item is HJ_RULING else "penalty.record"
+    inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
+    # Everything that does not depend on the player's row is made before the transaction: the player's row
+    # stays locked for as short a time as the statements allow.
+    detail = dict(
+        player=pid,
+        level=item.label,
+        round=f["round"],
+        infraction=f["infraction"],
+        infraction_name=inf.name if inf else None,
+        ruling=f["ruling"],
+    )
+    fields = dict(
+        event_id=ev.id,
+        player_id=pid,
+        round=f["round"],
+        infraction=f["infraction"],
+        level=item.id,
+        level_label=item.label,
+        facts=f["facts"],
+        notes=f["notes"],
+        citations=f["citations"],
+        corpus_version=corpus_version,
+        answers=f["answers"],
+        judge_id=actor.id,
+        idempotency_key=f["key"],
+        ruling=f["ruling"],
+    )
+
+    def made(rid: int, values: dict, number: str, name: str, st: Standing) -> NewRecord:
+        pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=values["seq"])
+        p = Penalty(id=rid, **values)
+        p.player, p.judge = pl, actor
+        return NewRecord(RecordView(penalty=p), _record_of(pl, [], st))
 
     def do(conn: Connection) -> tuple[NewRecord, list]:
         pending: list = []  # the desks' announcements (SQLite: handed over after commit)
         # Lock the player's row and bump their count in one statement (FOR UPDATE's lock, taken by UPDATE on
-        # PostgreSQL; on SQLite the transaction began with BEGIN IMMEDIATE).
+        # PostgreSQL; on SQLite the transaction began with BEGIN IMMEDIATE); it gives the kept tally too.
         row = conn.execute(_BUMP, {"pid": pid, "eid": ev.id}).first()
         if row is None:
             raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
-        seq, number, name = row
+        seq, number, name, kept = row
         if f["key"]:
             done = conn.execute(_BY_KEY, {"judge": actor.id, "key": f["key"]}).scalar()
             if done is not None:
                 raise _Replay(done)  # rolls back the bump; the earlier record is answered below
-        levels = counting_levels(conn, pid)
-        counted = item.id not in UNCOUNTED
-        st = standing(
-            policy, levels + [item.id] if counted else levels, last_steps=2
-        )  # this step, the one before
-        # The standing before this record is the one after its previous step (removal never comes back by a
-        # later step), so the engine runs once.
-        before = (st.steps[-2].removed if len(st.steps) > 1 else False) if counted else st.removed
-        action = "ruling.record" if item is HJ_RULING else "penalty.record"
-        inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
-        detail = dict(
-            player=pid,
-            level=item.label,
-            round=f["round"],
-            infraction=f["infraction"],
-            infraction_name=inf.name if inf else None,
-            ruling=f["ruling"],
-            removed=st.removed,
-            removed_now=st.removed and not before,
-        )
-        values = dict(
-            event_id=ev.id,
-            player_id=pid,
-            seq=seq,
-            round=f["round"],
-            infraction=f["infraction"],
-            level=item.id,
-            level_label=item.label,
-            facts=f["facts"],
-            notes=f["notes"],
-            citations=f["citations"],
-            corpus_version=corpus_version,
-            answers=f["answers"],
-            judge_id=actor.id,
-            idempotency_key=f["key"],
-            ruling=f["ruling"],
-            created_at=utcnow(),
-        )
-        if channel is not None:  # PostgreSQL: record, audit row and NOTIFY in one round trip
-            rid = conn.execute(
-                _INSERT_AUDITED, {**values, "action": action, "detail": detail, "channel": channel}
-            ).scalar_one()
+        start = _kept_tally(kept, version, seq - 1)
+        if start is not None:  # this record added to the tally of the earlier ones (no history read)
+            st, before = _added(policy, start, item.id if counted else None)
+        else:  # no tally kept (a void, a decision, a new policy, a player from before 0005): the history
+            levels = counting_levels(conn, pid)
+            st = standing(
+                policy, levels + [item.id] if counted else levels, last_steps=2
+            )  # this step, the one before
+            # The standing before this record is the one after its previous step (removal never comes back by
+            # a later step), so the engine runs once.
+            before = (st.steps[-2].removed if len(st.steps) > 1 else False) if counted else st.removed
+            st.steps = st.steps[-1:]
+        tally = _tally_json(st, version, seq, st.steps[-1] if st.steps else None)
+        audited = {**detail, "removed": st.removed, "removed_now": st.removed and not before}
+        values = {**fields, "seq": seq, "created_at": utcnow()}
+        if channel is not None:  # PostgreSQL: record, audit row, tally and NOTIFY in one statement
+            params = {
+                **{f"r_{k}": v for k, v in values.items()},
+                "action": action,
+                "detail": audited,
+                "channel": channel,
+                "tally_player": pid,
+                "tally": tally,
+            }
+            if before == st.removed:  # no notice to write: the statement goes with the COMMIT
+                rid, _ = commit_with(conn, _INSERT_AUDITED, params)
+                return made(rid, values, number, name, st), pending
+            rid = conn.execute(_INSERT_AUDITED, params).scalar_one()
         else:
             rid = conn.execute(_INSERT, values).scalar_one()
-            audit_row(conn, ev.id, actor, action, f"penalty:{rid}", **detail)
+            audit_row(conn, ev.id, actor, action, f"penalty:{rid}", **audited)
+            conn.execute(_KEEP, {"tally_player": pid, "tally": tally})
             live.announce_core(conn, pending, ev.id, "record", record=rid)
         live.note_status(conn, ev.id, actor, pid, before, st.removed, action, rid, pending)
-        pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=seq)
-        p = Penalty(id=rid, **values)
-        p.player, p.judge = pl, actor
-        return NewRecord(RecordView(penalty=p), _record_of(pl, [], st)), pending
+        if channel is not None:
+            conn.exec_driver_sql("COMMIT")  # see write_core(commits=True) below
+        return made(rid, values, number, name, st), pending
 
     try:
-        new, pending = db.write_core(do)
+        new, pending = db.write_core(do, commits=channel is not None)
     except _Replay as replay:
         return _replayed(db, policy, replay.penalty_id, pid, f, item)
     live.dispatch_pending(pending)
@@ -522,6 +603,14 @@ def _hold(s: Session, event_id: int, penalty_id: int) -> RecordView:
     return _views(s, [s.get(Penalty, penalty_id)])[0]
 
 
+def _forget_tally(s: Session, view: RecordView) -> None:
+    """A void or a decision changes what the player's earlier records count with: their kept tally is cleared
+    (the next recording reads their history). The UPDATE locks the player's row, so a recording of the same
+    player runs wholly before this change (and its tally is cleared here) or wholly after it (and finds none),
+    and the standing before and after the change is read with no recording in between."""
+    s.execute(_FORGET, {"pid": view.penalty.player_id})
+
+
 def _removed(s: Session, policy: Policy, player_id: int) -> bool:
     """Whether the player is out of the tournament by their records as this transaction sees them."""
     return standing(policy, counting_levels(s, player_id), last_steps=0).removed
@@ -559,6 +648,7 @@ def void_record(db: Database, actor: Staff, penalty_id: object, reason: object) 
 
     def do(s: Session):
         view = _hold(s, actor.event_id, pid)
+        _forget_tally(s, view)
         before = _removed(s, policy, view.penalty.player_id) if policy else False
         if view.void is not None:
             raise ConflictError("この記録はすでに無効です。", code="already_void")
@@ -653,6 +743,7 @@ def decide_record(db: Database, policies: Policies, actor: Staff, penalty_id: ob
                 "この上告はすでに裁定されています。裁定は最終決定です。", code="already_decided"
             )
         policy = policies.games[ev.game]
+        _forget_tally(s, view)
         before = _removed(s, policy, view.penalty.player_id)
         row = Decision(appeal_id=view.appeal.id, by_id=actor.id, **d)
         s.add(row)
