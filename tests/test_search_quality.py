@@ -131,8 +131,9 @@ def test_nothing_found_stays_nothing(library):
         # measured 95.6% / 72.1% (94.1% / 72.1% before the second quality pass, 67.6% first before the first)
         ("search_unseen_check4.yaml", (0.95, 0.72)),
         # a fifth table: 91.0% / 70.8% before the overviews and clipped compounds, 91.0% / 69.7% held out
-        # (with the overview's weight, then dropped), 93.3% / 77.5% after
-        ("search_unseen_tune5.yaml", (0.93, 0.77)),
+        # (with the overview's weight, then dropped), 93.3% / 77.5% after; 93.3% / 78.7% after the same-reading
+        # kanji typos (third quality pass)
+        ("search_unseen_tune5.yaml", (0.93, 0.78)),
         (
             "search_unseen_check5.yaml",
             (0.95, 0.80),
