@@ -329,6 +329,14 @@ class Analyzer:
                             before = (surface, kind)
         return out
 
+    def morphemes(self, text: str) -> list[tuple[int, int, str, bool]]:
+        """SudachiPy's morphemes of a short text: (begin, end, folded normalized form, a content word)."""
+        with self._lock:
+            return [
+                (m.begin(), m.end(), fold(m.normalized_form()), not self._pos_kind(m)[0])
+                for m in self._tokenizer.tokenize(text[:4000])
+            ]
+
     def particle_starts(self, text: str) -> set[int]:
         """Where SudachiPy reads a particle or an auxiliary beginning in a short text (offsets into it)."""
         with self._lock:
@@ -1929,7 +1937,7 @@ class SearchIndex:
                 # katakana word is matched, spelling and all, as a word of its own
                 k = _KATAKANA_THEN_HIRAGANA.match(part)
                 for piece in k.groups() if k else [part]:
-                    chunks.extend(self._loan_words_apart(piece))
+                    chunks.extend(x for y in self._loan_words_apart(piece) for x in self._readings_apart(y))
         whole_text = None
         for chunk in chunks:
             counted = _KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
@@ -2044,6 +2052,63 @@ class SearchIndex:
                         a, b = m.start() + start, m.start() + end
                         return [x for x in (chunk[:a], chunk[a:b]) if x] + self._loan_words_apart(chunk[b:])
         return [chunk] if chunk else []
+
+    def _readings_apart(self, chunk: str) -> list[str]:
+        """A word typed in hiragana that SudachiPy misreads (相手がこうちく: こう|ちく; けいこくした): a run of
+        hiragana that starts (or starts after one particle; after a kanji only after one, else it is
+        okurigana) with the reading of one of the corpus's words, three characters or more, the longest, is a
+        part of its own (then matched by reading, as a run of kana is), unless SudachiPy reads the corpus's
+        word there, a word across its edge (のぞき見), or only light words and particles there (している is not
+        指定 + る). A run of kana on its own is cut so only before grammar (けいこく|した), not before a word."""
+        for m in _HIRAGANA_RUN.finditer(chunk):
+            run, at = m.group(), m.start()
+            after_kanji = at > 0 and bool(_KANJI_RE.match(chunk[at - 1]))
+            starts = (1,) if after_kanji else (0, 1)
+            spoken = to_katakana(run)
+            for start in starts:
+                if start and run[0] not in _PARTICLE_CHARS:
+                    continue
+                end = next(
+                    (
+                        e
+                        for e in range(min(len(run), start + self.max_reading), start + 2, -1)
+                        if spoken[start:e] in self.readings
+                    ),
+                    0,
+                )
+                if not end:
+                    continue
+                a, b = at + start, at + end
+                if a == 0 and b == len(chunk):
+                    return [chunk]
+                if not self._misread(chunk, a, b):
+                    break
+                if is_kana(chunk) and (a > 0 or not self._grammar(chunk[b:])):
+                    break  # a run of kana is cut only before grammar (けいこく|した), not before a word
+                return [x for x in (chunk[:a], chunk[a:b]) if x] + self._readings_apart(chunk[b:])
+        return [chunk] if chunk else []
+
+    def _grammar(self, kana: str) -> bool:
+        """Whether SudachiPy reads a short run of kana as particles, auxiliaries and light words only (した,
+        について), and it holds no long-vowel mark (かーど is a word SudachiPy does not read)."""
+        return "ー" not in kana and all(
+            not is_content or form in _QUERY_STOP for _, _, form, is_content in self.analyzer.morphemes(kana)
+        )
+
+    def _misread(self, chunk: str, a: int, b: int) -> bool:
+        """Whether SudachiPy reads chunk[a:b] (a corpus reading typed in hiragana) as no word of the corpus
+        and not as grammar only: some content word of its overlaps it, none of them is the corpus's."""
+        content = False
+        words = self.lexicon["words"]
+        for begin, end, form, is_content in self.analyzer.morphemes(chunk):
+            if end <= a or begin >= b or not is_content or form in _QUERY_STOP:
+                continue
+            if begin < a or end > b:
+                return False  # a word across the run's edge (のぞき見): SudachiPy reads the run otherwise
+            if a <= begin and end <= b and end - begin >= 2 and form in words:
+                return False
+            content = True
+        return content
 
     def _only_particles(self, chunk: str) -> bool:
         """A short run of hiragana that SudachiPy reads as particles only and that is no reading of the
