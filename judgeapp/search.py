@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "11"
+ANALYZER_VERSION = "12"
 
 
 def _analysis_version() -> str:
@@ -331,6 +331,14 @@ class Analyzer:
                             before = (surface, kind)
         return out
 
+    def morphemes(self, text: str) -> list[tuple[int, int, str, bool]]:
+        """SudachiPy's morphemes of a short text: (begin, end, folded normalized form, a content word)."""
+        with self._lock:
+            return [
+                (m.begin(), m.end(), fold(m.normalized_form()), not self._pos_kind(m)[0])
+                for m in self._tokenizer.tokenize(text[:4000])
+            ]
+
     def particle_starts(self, text: str) -> set[int]:
         """Where SudachiPy reads a particle or an auxiliary beginning in a short text (offsets into it)."""
         with self._lock:
@@ -456,6 +464,95 @@ def clip_map(pairs: Iterable[str], compounds: Iterable[tuple[str, tuple[str, ...
     for form, parts in compounds:
         for a, b in zip(parts, parts[1:], strict=False):
             add(a, b, "words:" + form)
+    return out
+
+
+_KANJI_WORD = re.compile(r"[\u4e00-\u9fff々]{2,4}")
+_KANJI_THEN_KANA = re.compile(r"([\u4e00-\u9fff々]{1,4})([ァ-ヶー]*)")
+_NO_READING_START = frozenset("ャュョァィゥェォッンーヮヵヶ")
+
+
+def _reading_splits(reading: str, n: int) -> Iterator[tuple[str, ...]]:
+    """The ways to cut a reading into n pieces of one to four kana, none starting with a small kana, ン or ー."""
+    if n == 1:
+        if 1 <= len(reading) <= 4 and reading[0] not in _NO_READING_START:
+            yield (reading,)
+        return
+    for k in range(1, min(4, len(reading) - n + 1) + 1):
+        if reading[0] in _NO_READING_START:
+            return
+        for rest in _reading_splits(reading[k:], n - 1):
+            yield (reading[:k], *rest)
+
+
+def kanji_readings(reading_surfaces: dict[str, Iterable[str]], rounds: int = 4) -> dict[str, list[str]]:
+    """How the corpus reads each of its kanji, from its words' readings (the lexicon's reading → surfaces):
+    each word of one to four kanji (okurigana after them cut off its reading) is cut into one piece of its
+    reading per kanji in every way it can be, and the pieces are weighed by how well they agree with the
+    other words' (a few rounds of expectation-maximisation: 処理, 管理 and 理由 agree that 理 reads リ). The
+    pieces that carry a quarter of the kanji's best piece's weight and half a word's or more are kept."""
+    items: list[tuple[str, list[tuple[str, ...]]]] = []
+    for reading, surfaces in sorted(reading_surfaces.items()):
+        for surface in surfaces:
+            m = _KANJI_THEN_KANA.fullmatch(surface)
+            if not m:
+                continue
+            kanji, tail = m.groups()
+            if tail and not reading.endswith(tail):
+                continue
+            cuts = list(_reading_splits(reading[: len(reading) - len(tail)], len(kanji)))
+            if cuts:
+                items.append((kanji, cuts))
+    prob: dict[str, dict[str, float]] | None = None
+    votes: dict[str, dict[str, float]] = {}
+    for _ in range(rounds):
+        votes = {}
+        for kanji, cuts in items:
+            if prob is None:
+                weights = [1.0] * len(cuts)
+            else:
+                weights = []
+                for cut in cuts:
+                    w = 1.0
+                    for ch, piece in zip(kanji, cut, strict=True):
+                        w *= prob[ch].get(piece, 0.0) + 1e-3
+                    weights.append(w)
+            total = sum(weights)
+            for cut, w in zip(cuts, weights, strict=True):
+                for ch, piece in zip(kanji, cut, strict=True):
+                    per = votes.setdefault(ch, {})
+                    per[piece] = per.get(piece, 0.0) + w / total
+        prob = {ch: {p: x / sum(v.values()) for p, x in v.items()} for ch, v in votes.items()}
+    out = {}
+    for ch, v in sorted(votes.items()):
+        top = max(v.values())
+        kept = sorted((p for p, x in v.items() if x >= 0.25 * top and x >= 0.5), key=lambda p: (-v[p], p))
+        if kept:
+            out[ch] = kept
+    return out
+
+
+def kanji_masks(forms: Iterable[str], pairs: Iterable[str]) -> dict[str, list[str]]:
+    """The corpus's words of two to four kanji, and two neighbouring words that make one (観戦|者), by each
+    spelling with one kanji left out (観?者): what a query word with one wrong kanji of the same reading may
+    be (観選者, 権理). → the index terms they stand for (`words:権利`, `pairs:観戦|者`)."""
+    out: dict[str, list[str]] = {}
+
+    def add(word: str, term: str) -> None:
+        for i in range(len(word)):
+            key = word[:i] + "?" + word[i + 1 :]
+            if term not in out.setdefault(key, []):
+                out[key].append(term)
+
+    have = set()
+    for f in sorted(forms):
+        if _KANJI_WORD.fullmatch(f):
+            have.add(f)
+            add(f, "words:" + f)
+    for p in sorted(pairs):
+        a, _, b = p.partition("|")
+        if _KANJI_WORD.fullmatch(a + b) and a + b not in have:
+            add(a + b, "pairs:" + p)
     return out
 
 
@@ -1016,6 +1113,8 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     an = analyzer()
     compounds = [(f, parts) for f in long_words for w in an.words(f)[:1] if len(parts := w.parts) > 1]
     lex["spellings"]["clips"] = clip_map(terms.get("pairs", ()), compounds)
+    lex["spellings"]["kanji_readings"] = kanji_readings(lex["reading"])
+    lex["spellings"]["kanji_masks"] = kanji_masks(lex["words"], terms.get("pairs", ()))
     lex["terms"] = terms
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(
@@ -1984,6 +2083,8 @@ class SearchIndex:
         self._latin = maps["latin"]
         self._letters = maps["letters"]
         self._clips = maps.get("clips", {})
+        self._kanji_readings = {ch: frozenset(rs) for ch, rs in maps.get("kanji_readings", {}).items()}
+        self._kanji_masks = maps.get("kanji_masks", {})
 
     # query building
 
@@ -2007,7 +2108,7 @@ class SearchIndex:
                 # katakana word is matched, spelling and all, as a word of its own
                 k = _KATAKANA_THEN_HIRAGANA.match(part)
                 for piece in k.groups() if k else [part]:
-                    chunks.extend(self._loan_words_apart(piece))
+                    chunks.extend(x for y in self._loan_words_apart(piece) for x in self._readings_apart(y))
         whole_text = None
         for chunk in chunks:
             counted = _KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
@@ -2039,8 +2140,72 @@ class SearchIndex:
                 whole.synonyms = tuple(g for w in words for g in w.synonyms) if len(words) == 1 else ()
                 out.append(QueryWord(whole, kana=True, chunk=chunk))
             else:
-                out.extend(QueryWord(w, kana=is_kana(w.surface)) for w in words)
+                out.extend(self._reading_typos(chunk, words))
         return out[:24], whole_text, " ".join(content)
+
+    def _reading_typos(self, chunk: str, words: list[Word]) -> list[QueryWord]:
+        """The query words of a chunk, where two or three neighbouring words of kanji, side by side as typed,
+        that make no word of the corpus and are not all its words (SudachiPy cuts a typo into what it
+        knows: 観|選者, 権|理) are the corpus's word of two to four kanji with one kanji wrong, of the same
+        reading, as a phone's kana-to-kanji conversion picks it (観戦者, 権利): the pieces are then one word of
+        the query, with that word among its alternatives (`_same_reading`), at the spelling weight. A single
+        dictionary word is left as it is (一節 is not 一切: the judge may mean the word typed)."""
+        out: list[QueryWord] = []
+        known = self.lexicon["words"]
+        i = 0
+        while i < len(words):
+            for n in (3, 2):
+                window = words[i : i + n]
+                if len(window) < n:
+                    continue
+                s = "".join(w.surface for w in window)
+                if not _KANJI_WORD.fullmatch(s) or s in known or s not in chunk:
+                    continue
+                if all(any(f in known for f in w.forms) for w in window):
+                    continue  # correct words side by side (出場 停止)
+                alts = self._same_reading(s)
+                if not alts:
+                    continue
+                merged = Word(
+                    surface=s,
+                    forms=(s,),
+                    reading="".join(w.reading for w in window),
+                    parts=tuple(w.forms[0] for w in window),
+                )
+                out.append(QueryWord(merged, kana=False, phrases=tuple(alts)))
+                i += n
+                break
+            else:
+                out.append(QueryWord(words[i], kana=is_kana(words[i].surface)))
+                i += 1
+        return out
+
+    def _same_reading(self, s: str) -> list[Q.Query]:
+        """The corpus's words (or two neighbouring words that make one) that a kanji spelling the corpus lacks
+        may stand for: the same length, one kanji other, and that kanji and the typed one read alike in the
+        corpus's words (`kanji_readings`; exactly: 同 ドウ is not 統 トウ). At most three;
+        each weighs as one word at the spelling weight, in the text or the title."""
+        found: list[str] = []
+        readings = self._kanji_readings
+        typed = [readings.get(ch, frozenset()) for ch in s]
+        for i in range(len(s)):
+            if not typed[i]:
+                continue
+            for term in self._kanji_masks.get(s[:i] + "?" + s[i + 1 :], ()):
+                word = term.partition(":")[2].replace("|", "")
+                if typed[i] & readings.get(word[i], frozenset()) and term not in found:
+                    found.append(term)
+        if not 0 < len(found) <= 3:
+            return []
+        out: list[Q.Query] = []
+        for term in found:
+            field, _, text = term.partition(":")
+            both = [
+                Q.Or([Q.Term("words", x), Q.Term("title", x, boost=FIELD_BOOST["title"])])
+                for x in text.split("|")
+            ]
+            out.append(_weighted(Q.And(both) if len(both) > 1 else both[0], WEIGHT["fuzzy"] / len(both)))
+        return out
 
     def _loan_words_apart(self, chunk: str) -> list[str]:
         """A loan word typed in hiragana beside other characters (どらふと中に): its run of hiragana starts
@@ -2058,6 +2223,63 @@ class SearchIndex:
                         a, b = m.start() + start, m.start() + end
                         return [x for x in (chunk[:a], chunk[a:b]) if x] + self._loan_words_apart(chunk[b:])
         return [chunk] if chunk else []
+
+    def _readings_apart(self, chunk: str) -> list[str]:
+        """A word typed in hiragana that SudachiPy misreads (相手がこうちく: こう|ちく; けいこくした): a run of
+        hiragana that starts (or starts after one particle; after a kanji only after one, else it is
+        okurigana) with the reading of one of the corpus's words, three characters or more, the longest, is a
+        part of its own (then matched by reading, as a run of kana is), unless SudachiPy reads the corpus's
+        word there, a word across its edge (のぞき見), or only light words and particles there (している is not
+        指定 + る). A run of kana on its own is cut so only before grammar (けいこく|した), not before a word."""
+        for m in _HIRAGANA_RUN.finditer(chunk):
+            run, at = m.group(), m.start()
+            after_kanji = at > 0 and bool(_KANJI_RE.match(chunk[at - 1]))
+            starts = (1,) if after_kanji else (0, 1)
+            spoken = to_katakana(run)
+            for start in starts:
+                if start and run[0] not in _PARTICLE_CHARS:
+                    continue
+                end = next(
+                    (
+                        e
+                        for e in range(min(len(run), start + self.max_reading), start + 2, -1)
+                        if spoken[start:e] in self.readings
+                    ),
+                    0,
+                )
+                if not end:
+                    continue
+                a, b = at + start, at + end
+                if a == 0 and b == len(chunk):
+                    return [chunk]
+                if not self._misread(chunk, a, b):
+                    break
+                if is_kana(chunk) and (a > 0 or not self._grammar(chunk[b:])):
+                    break  # a run of kana is cut only before grammar (けいこく|した), not before a word
+                return [x for x in (chunk[:a], chunk[a:b]) if x] + self._readings_apart(chunk[b:])
+        return [chunk] if chunk else []
+
+    def _grammar(self, kana: str) -> bool:
+        """Whether SudachiPy reads a short run of kana as particles, auxiliaries and light words only (した,
+        について), and it holds no long-vowel mark (かーど is a word SudachiPy does not read)."""
+        return "ー" not in kana and all(
+            not is_content or form in _QUERY_STOP for _, _, form, is_content in self.analyzer.morphemes(kana)
+        )
+
+    def _misread(self, chunk: str, a: int, b: int) -> bool:
+        """Whether SudachiPy reads chunk[a:b] (a corpus reading typed in hiragana) as no word of the corpus
+        and not as grammar only: some content word of its overlaps it, none of them is the corpus's."""
+        content = False
+        words = self.lexicon["words"]
+        for begin, end, form, is_content in self.analyzer.morphemes(chunk):
+            if end <= a or begin >= b or not is_content or form in _QUERY_STOP:
+                continue
+            if begin < a or end > b:
+                return False  # a word across the run's edge (のぞき見): SudachiPy reads the run otherwise
+            if a <= begin and end <= b and end - begin >= 2 and form in words:
+                return False
+            content = True
+        return content
 
     def _only_particles(self, chunk: str) -> bool:
         """A short run of hiragana that SudachiPy reads as particles only and that is no reading of the
