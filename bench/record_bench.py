@@ -140,7 +140,7 @@ def _figures(wall: float, lat: list[float]) -> dict:
     }
 
 
-def run(per: int = 40, client: str | None = None) -> list[str]:
+def run(per: int = 80, client: str | None = None) -> list[str]:
     client = client or ("wrk" if load_bench.WRK else "python")
     before = _load()
     work = Path(tempfile.mkdtemp(prefix="judgeapp-rec-"))
@@ -193,6 +193,6 @@ def run(per: int = 40, client: str | None = None) -> list[str]:
 if __name__ == "__main__":
     print(
         "\n".join(
-            run(int(sys.argv[1]) if len(sys.argv) > 1 else 40, sys.argv[2] if len(sys.argv) > 2 else None)
+            run(int(sys.argv[1]) if len(sys.argv) > 1 else 80, sys.argv[2] if len(sys.argv) > 2 else None)
         )
     )

@@ -45,7 +45,7 @@ def main(argv: list[str]) -> None:
     lines += [f"- {line}" for line in lookup_bench.run()] + [""]
     lines += ["## Pages, recording, cold start", ""]
     lines += load_bench.run(requests)
-    lines += record_bench.run(40)
+    lines += record_bench.run(80)
     lines.append(f"Whole run: {time.perf_counter() - t0:.0f} s.")
     report = "\n".join(lines)
     print(report)
