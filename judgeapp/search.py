@@ -1175,6 +1175,9 @@ def load_synonyms(path: str | Path) -> list[tuple[list[str], list[str]]]:
 _WITHIN, _SIZE = "within", "size"
 _NO_POSTINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 _NO_POSTINGS[0].flags.writeable = _NO_POSTINGS[1].flags.writeable = False  # shared: never changed in place
+_NO_SMALL_POSTINGS: dict[
+    int, float
+] = {}  # `_small_postings` of a term the index lacks: shared, never changed
 
 
 class _Evaluator:
@@ -1334,11 +1337,13 @@ class _Evaluator:
 
     def _small_postings(self, game: str | None, field: str, text: str) -> dict[int, float]:
         """A term's postings in a small scope (`_run_small`): {document: score}, cut once per game and term."""
-        key = (game, field, text)  # bounded: the index's games and terms
+        key = (game, field, text)  # bounded: the index's games and terms (a term it lacks is not kept)
         hit = self._small.get(key)
         if hit is None:
             ids, sc = self.postings(field, text)
-            if game is not None and len(ids):
+            if not len(ids):
+                return _NO_SMALL_POSTINGS
+            if game is not None:
                 keep = self._games[game][0][ids]
                 ids, sc = ids[keep], sc[keep]
             hit = self._small[key] = dict(zip(ids.tolist(), sc.tolist(), strict=True))
@@ -1350,7 +1355,10 @@ class _Evaluator:
         key = (game, field, text, boost)
         hit = self._small_times.get(key)
         if hit is None:
-            hit = self._small_times[key] = _dict_times(self._small_postings(game, field, text), boost)
+            base = self._small_postings(game, field, text)
+            if not base:
+                return base  # not kept: the terms the index lacks are the judges' (unbounded)
+            hit = self._small_times[key] = _dict_times(base, boost)
         return hit
 
     def _run_small(self, q: Q.Query, game: str | None, memo: dict) -> dict[int, float]:

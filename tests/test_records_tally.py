@@ -193,3 +193,53 @@ def test_a_statement_sent_with_its_commit_that_fails_leaves_nothing_and_the_conn
             assert s.scalar(select(func.count()).select_from(Player).where(Player.number == "X1")) == 0
     resp = record(ev["hj"], ev["players"][0], "N")
     assert resp.status_code == 201 and resp.get_json()["record"]["seq"] == 1
+
+
+@pytest.mark.parametrize("level", ["W", "N"])
+def test_a_connection_lost_after_its_commit_is_never_recorded_twice(client, db_app, level):
+    """A recording whose COMMIT went out (PostgreSQL: sent by the transaction's own code, `commit` or
+    `commit_with`) and whose connection is then lost is not retried: the commit may have landed, and a retry
+    would record the penalty a second time. The second 警告 of a Lycee player is the removal (the COMMIT as its
+    own statement), the 注意 goes with its statement in one round trip."""
+    import psycopg
+    from sqlalchemy import event, func
+
+    from judgeapp.events.models import Penalty
+
+    db = db_app.extensions["judgeapp.db"]
+    if db.is_sqlite:
+        pytest.skip("PostgreSQL: the COMMIT sent by the recording itself")
+    e = _event(client, "lycee")
+    pid = e["players"][0]
+    assert record(e["hj"], pid, "W").status_code == 201
+    armed = {"on": True}
+    real = psycopg.Connection.pipeline
+
+    @contextlib.contextmanager
+    def lost_pipeline(self):
+        with real(self) as p:
+            yield p
+        if armed["on"]:  # the statement and COMMIT were sent and answered: the connection goes now
+            armed["on"] = False
+            self.close()
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    def lost_commit(conn, cursor, statement, params, context, executemany):
+        if armed["on"] and statement.strip().upper() == "COMMIT":
+            armed["on"] = False
+            conn.connection.dbapi_connection.close()
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    event.listen(db.engine, "after_cursor_execute", lost_commit)
+    psycopg.Connection.pipeline = lost_pipeline
+    try:
+        resp = record(e["hj"], pid, level)
+    finally:
+        psycopg.Connection.pipeline = real
+        event.remove(db.engine, "after_cursor_execute", lost_commit)
+    assert not armed["on"], "the connection was not lost where the test meant"
+    assert resp.status_code >= 500
+    with db.writing() as s:
+        n = s.scalar(select(func.count()).select_from(Penalty).where(Penalty.player_id == pid))
+    assert n == 2, f"{n} records for 2 recordings"
+    assert record(e["hj"], pid, "N").status_code == 201  # the next recording goes on

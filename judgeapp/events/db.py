@@ -234,16 +234,22 @@ class Database:
         try:
             for attempt in range(attempts):
                 ran = False
+                sent: list = []  # `commit` / `commit_with` note here that `fn` sent its own COMMIT
+                token = _COMMIT_SENT.set(sent)
                 try:
                     with self._write_lock, transaction() as tx:
                         result = fn(tx)
                         ran = True
                     return result
                 except (IntegrityError, OperationalError, DBAPIError) as exc:
-                    dropped = exc.connection_invalidated and not ran
+                    # dropped before any COMMIT was sent: nothing was written, try again on a new connection;
+                    # a connection lost during a COMMIT is never retried (the commit may have landed)
+                    dropped = exc.connection_invalidated and not ran and not sent
                     if attempt == attempts - 1 or not (dropped or _retryable(exc)):
                         raise
                     time.sleep(0 if dropped else random.uniform(0.005, 0.03) * (attempt + 1))
+                finally:
+                    _COMMIT_SENT.reset(token)
             raise AssertionError("not reached")
         finally:
             if own_connection:
@@ -277,6 +283,21 @@ class Database:
 
 
 _COMPILED: dict = {}
+# Set by `Database._retrying` for each try: `commit` and `commit_with` note in it that the transaction's own
+# COMMIT went out, so that a connection lost from then on is not taken for one lost before anything was written.
+_COMMIT_SENT: ContextVar[list | None] = ContextVar("judgeapp_commit_sent", default=None)
+
+
+def _note_commit() -> None:
+    sent = _COMMIT_SENT.get()
+    if sent is not None:
+        sent.append(True)
+
+
+def commit(conn: Connection) -> None:
+    """COMMIT sent by the transaction's own code (`write_core(commits=True)`): never retried once sent."""
+    _note_commit()
+    conn.exec_driver_sql("COMMIT")
 
 
 def commit_with(conn: Connection, stmt: Executable, params: dict) -> Any:
@@ -290,7 +311,7 @@ def commit_with(conn: Connection, stmt: Executable, params: dict) -> Any:
     pipeline = getattr(dbapi_conn, "pipeline", None)
     if conn.dialect.name != "postgresql" or pipeline is None or not _pipelines():
         row = conn.execute(stmt, params).first()
-        conn.exec_driver_sql("COMMIT")
+        commit(conn)
         return row
     import psycopg
 
@@ -303,6 +324,7 @@ def commit_with(conn: Connection, stmt: Executable, params: dict) -> Any:
         k: (processors[k](v) if k in processors and v is not None else v)
         for k, v in compiled.construct_params(params).items()
     }
+    _note_commit()  # the COMMIT goes out with the statement
     try:
         with pipeline():
             cur = dbapi_conn.cursor()

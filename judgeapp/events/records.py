@@ -30,7 +30,7 @@ from ..errors import ConflictError, JudgeappError
 from ..policy import Consequence, Level, Policies, Policy, Standing, Step, Tally, standing
 from . import live
 from .audit import audit, audit_row
-from .db import Database, commit_with
+from .db import Database, commit, commit_with
 from .models import Appeal, AuditEntry, Decision, Event, Penalty, Player, Staff, Void, utcnow
 from .parsing import clean_text, parse_id, parse_int
 from .permissions import check_grant, require
@@ -540,7 +540,7 @@ def record_penalty(
             live.announce_core(conn, pending, ev.id, "record", record=rid)
         live.note_status(conn, ev.id, actor, pid, before, st.removed, action, rid, pending)
         if channel is not None:
-            conn.exec_driver_sql("COMMIT")  # see write_core(commits=True) below
+            commit(conn)  # see write_core(commits=True) below
         return made(rid, values, number, name, st), pending
 
     try:
