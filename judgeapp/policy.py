@@ -593,6 +593,10 @@ def load_policies(directory: str | Path | Sequence[str | Path], corpus: Corpus) 
 
 # --- the standing engine -------------------------------------------------------------------------------
 
+# The engine's own version (this file's text): a standing kept from an earlier engine (the players' kept tally,
+# events/records.py) is not carried on by a changed one.
+ENGINE_VERSION = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+
 
 @dataclass
 class Step:

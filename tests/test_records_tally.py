@@ -135,10 +135,16 @@ def test_after_a_void_the_history_is_read_once_then_the_tally_again(client, db_a
     _same_as_history(answer, _history_standing(client, ev, "lycee", pid))
 
 
-@pytest.mark.parametrize("stale", ["other-version", "other-count", "none"])
+@pytest.mark.parametrize(
+    "stale", ["other-version", "other-count", "none", "void-not-cleared", "unreadable", "before-x"]
+)
 def test_a_tally_of_another_policy_version_or_count_is_not_used(client, db_app, stale):
-    """A new policy version (a deploy), a count that does not match, or a player from before 0005 (no tally):
-    the history is read, and the answer is still the engine's over it."""
+    """A new policy version or engine (a deploy), a count that does not match, a player from before 0005 (no
+    tally), a void that left the tally as it was (written by a process still on the code before 0005, in a
+    rolling deploy), a tally another version of the code wrote: the history is read, and the answer is still
+    the engine's over it."""
+    from judgeapp.events.models import Penalty, Staff, Void
+
     ev = _event(client, "lycee")
     pid, hj = ev["players"][0], ev["hj"]
     for level in ("N", "N", "W"):
@@ -146,11 +152,19 @@ def test_a_tally_of_another_policy_version_or_count_is_not_used(client, db_app, 
     db = db_app.extensions["judgeapp.db"]
     with db.writing() as s:
         kept = s.scalar(select(Player.standing_tally).where(Player.id == pid))
-        assert kept["n"] == 3 and kept["counts"] == {"注意": 2, "警告": 1}
+        assert kept["n"] == 3 and kept["counts"] == {"注意": 2, "警告": 1} and kept["x"] == 0
         if stale == "other-version":
             kept = {**kept, "v": "old", "counts": {"注意": 0}}
         elif stale == "other-count":
             kept = {**kept, "n": 2, "counts": {"注意": 0}}
+        elif stale == "void-not-cleared":  # the 警告 voided as the code before 0005 voids: the tally stays
+            w = s.scalar(select(Penalty.id).where(Penalty.player_id == pid, Penalty.seq == 3))
+            by = s.scalar(select(Staff.id).where(Staff.event_id == hj.event_id, Staff.name == "HJ"))
+            s.add(Void(penalty_id=w, reason="別の選手", by_id=by))
+        elif stale == "unreadable":
+            kept = {**kept, "last": {"no such field": 1}}
+        elif stale == "before-x":
+            kept = {k: v for k, v in kept.items() if k != "x"}
         else:
             kept = None
         s.execute(update(Player).where(Player.id == pid).values(standing_tally=kept))
@@ -159,7 +173,10 @@ def test_a_tally_of_another_policy_version_or_count_is_not_used(client, db_app, 
     assert resp.status_code == 201
     assert _history_reads(seen) == 1
     answer = resp.get_json()
-    assert answer["player"]["removed"] is True  # 注意 3 + 警告 1 = 警告 2 (+ 注意 1)
+    if stale == "void-not-cleared":  # 注意 3 = 警告 1 (+ 注意 1): not removed
+        assert answer["player"]["removed"] is False
+    else:
+        assert answer["player"]["removed"] is True  # 注意 3 + 警告 1 = 警告 2 (+ 注意 1)
     _same_as_history(answer, _history_standing(client, ev, "lycee", pid))
 
 

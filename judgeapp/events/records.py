@@ -21,13 +21,25 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from sqlalchemy import String, Text, bindparam, cast, func, insert, literal, select, update
+from sqlalchemy import (
+    Integer,
+    String,
+    Text,
+    bindparam,
+    cast,
+    func,
+    insert,
+    literal,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session, lazyload
 from sqlalchemy.sql import Select
 
 from ..errors import ConflictError, JudgeappError
-from ..policy import Consequence, Level, Policies, Policy, Standing, Step, Tally, standing
+from ..policy import ENGINE_VERSION, Consequence, Level, Policies, Policy, Standing, Step, Tally, standing
 from . import live
 from .audit import audit, audit_row
 from .db import Database, commit, commit_with
@@ -54,11 +66,28 @@ NO_PENALTY = NoPenalty()
 _PLAYERS = Player.__table__
 _PENALTIES = Penalty.__table__
 # Built once: recording runs them on the transaction's connection, without the ORM.
+# How many of the player's records have been voided or decided: part of the kept tally, so that a void or a
+# decision that did not clear the tally (written by a process still on the code before 0005, in a rolling
+# deploy) still sends the next recording to the history. Written out: inside UPDATE … RETURNING, SQLAlchemy
+# renders a subquery's columns without their tables, which SQLite then reads as the updated table's.
+_CORRECTIONS = literal_column(
+    "(SELECT count(*) FROM voids AS cv JOIN penalties AS cp ON cv.penalty_id = cp.id"
+    " WHERE cp.player_id = players.id)"
+    " + (SELECT count(*) FROM decisions AS cd JOIN appeals AS ca ON cd.appeal_id = ca.id"
+    " JOIN penalties AS cp ON ca.penalty_id = cp.id WHERE cp.player_id = players.id)",
+    Integer,
+)
 _BUMP = (
     update(_PLAYERS)
     .where(_PLAYERS.c.id == bindparam("pid"), _PLAYERS.c.event_id == bindparam("eid"))
     .values(penalty_count=func.coalesce(_PLAYERS.c.penalty_count, 0) + 1)
-    .returning(_PLAYERS.c.penalty_count, _PLAYERS.c.number, _PLAYERS.c.name, _PLAYERS.c.standing_tally)
+    .returning(
+        _PLAYERS.c.penalty_count,
+        _PLAYERS.c.number,
+        _PLAYERS.c.name,
+        _PLAYERS.c.standing_tally,
+        _CORRECTIONS,
+    )
 )
 # The player's kept tally (see `TALLY`), written in the recording's transaction (SQLite; PostgreSQL: in the
 # statement that inserts the record), and cleared by a void or a decision (the next recording reads the history).
@@ -252,27 +281,39 @@ def counting_levels(s: Session, player_id: int) -> list[str]:
     return [lv for lv in (effective_level(a, b is not None, c, d) for a, b, c, d in rows) if lv is not None]
 
 
-# The tally kept in players.standing_tally: {"v": the policies' version, "n": how many of the player's records
-# it covers (their count when it was written), "counts", "removed", "removed_text" (policy.Tally), "last": the
-# step of the last counted record (what an uncounted record answers, as the history would)}. It is used only
-# when `n` is the count before this record and `v` the running policies' version; else the history is read.
-TALLY = ("v", "n", "counts", "removed", "removed_text", "last")
+# The tally kept in players.standing_tally: {"v": the policies' and the engine's version, "n": how many of the
+# player's records it covers (their count when it was written), "x": how many of them had been voided or
+# decided then (`_CORRECTIONS`), "counts", "removed", "removed_text" (policy.Tally), "last": the step of the
+# last counted record (what an uncounted record answers, as the history would)}. It is used only when `n` is
+# the count before this record, `x` the corrections now and `v` the running version; else the history is read.
+TALLY = ("v", "n", "x", "counts", "removed", "removed_text", "last")
 
 
-def _kept_tally(kept: object, version: str, n: int) -> tuple[Tally, Step | None] | None:
-    if not isinstance(kept, dict) or kept.get("v") != version or kept.get("n") != n:
+def _kept_tally(kept: object, version: str, n: int, corrections: int) -> tuple[Tally, Step | None] | None:
+    if (
+        not isinstance(kept, dict)
+        or kept.get("v") != version
+        or kept.get("n") != n
+        or kept.get("x") != corrections
+    ):
         return None
-    last = kept.get("last")
-    return (
-        Tally(counts=dict(kept["counts"]), removed=bool(kept["removed"]), removed_text=kept["removed_text"]),
-        Step(**last) if last else None,
-    )
+    try:
+        last = kept.get("last")
+        return (
+            Tally(
+                counts=dict(kept["counts"]), removed=bool(kept["removed"]), removed_text=kept["removed_text"]
+            ),
+            Step(**last) if last else None,
+        )
+    except (KeyError, TypeError, ValueError):  # a tally another version of the code wrote: read the history
+        return None
 
 
-def _tally_json(st: Standing, version: str, n: int, last: Step | None) -> dict:
+def _tally_json(st: Standing, version: str, n: int, last: Step | None, corrections: int) -> dict:
     return {
         "v": version,
         "n": n,
+        "x": corrections,
         "counts": st.counts,
         "removed": st.removed,
         "removed_text": st.removed_text,
@@ -456,7 +497,9 @@ def record_penalty(
         require(actor, "ruling")
 
     channel = live.notify_channel()
-    version = policies.version
+    version = (
+        f"{policies.version}:{ENGINE_VERSION}"  # the kept tally's: the rules' data and the engine's code
+    )
     counted = item.id not in UNCOUNTED
     action = "ruling.record" if item is HJ_RULING else "penalty.record"
     inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
@@ -500,12 +543,12 @@ def record_penalty(
         row = conn.execute(_BUMP, {"pid": pid, "eid": ev.id}).first()
         if row is None:
             raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
-        seq, number, name, kept = row
+        seq, number, name, kept, corrections = row
         if f["key"]:
             done = conn.execute(_BY_KEY, {"judge": actor.id, "key": f["key"]}).scalar()
             if done is not None:
                 raise _Replay(done)  # rolls back the bump; the earlier record is answered below
-        start = _kept_tally(kept, version, seq - 1)
+        start = _kept_tally(kept, version, seq - 1, corrections)
         if start is not None:  # this record added to the tally of the earlier ones (no history read)
             st, before = _added(policy, start, item.id if counted else None)
         else:  # no tally kept (a void, a decision, a new policy, a player from before 0005): the history
@@ -517,7 +560,7 @@ def record_penalty(
             # a later step), so the engine runs once.
             before = (st.steps[-2].removed if len(st.steps) > 1 else False) if counted else st.removed
             st.steps = st.steps[-1:]
-        tally = _tally_json(st, version, seq, st.steps[-1] if st.steps else None)
+        tally = _tally_json(st, version, seq, st.steps[-1] if st.steps else None, corrections)
         audited = {**detail, "removed": st.removed, "removed_now": st.removed and not before}
         values = {**fields, "seq": seq, "created_at": utcnow()}
         if channel is not None:  # PostgreSQL: record, audit row, tally and NOTIFY in one statement
