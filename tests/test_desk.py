@@ -332,6 +332,11 @@ def test_json_export_reads_back_into_a_fresh_database_with_the_same_standings(in
     assert _standings(again) == expected
     back = again.get("/export.json").get_json()
     assert [r["state"] for r in back["records"]] == [r["state"] for r in data["records"]]
+    # recording goes on after the import: each player's next record follows their last imported one
+    players = {p["number"]: p["id"] for p in back["players"]}
+    resp = record(again, players["001"], "N")
+    assert resp.status_code == 201, resp.get_json()
+    assert resp.get_json()["record"]["seq"] == 4
     source.extensions["judgeapp.db"].dispose()
     fresh.extensions["judgeapp.db"].dispose()
 

@@ -325,6 +325,14 @@ def import_json(db: Database, policies: Policies, data: object, organizer_passco
                                 created_at=_when(dec.get("at")),
                             )
                         )
+            # Each player's count is their last record's number, so that the next recording follows on (it
+            # was left at 0, and the next record's number collided with the first imported one).
+            last: dict[int, int] = {}
+            for r in data.get("records") or []:
+                pid = player_ids[r["player"]["id"]]
+                last[pid] = max(last.get(pid, 0), int(r["seq"]))
+            for pid, seq in last.items():
+                s.get(Player, pid).penalty_count = seq
             s.flush()
         except JudgeappError:
             raise
