@@ -152,7 +152,7 @@ def test_a_tally_of_another_policy_version_or_count_is_not_used(client, db_app, 
     db = db_app.extensions["judgeapp.db"]
     with db.writing() as s:
         kept = s.scalar(select(Player.standing_tally).where(Player.id == pid))
-        assert kept["n"] == 3 and kept["counts"] == {"注意": 2, "警告": 1} and kept["x"] == 0
+        assert kept["n"] == 3 and kept["counts"] == {"注意": 2, "警告": 1} and "x" in kept
         if stale == "other-version":
             kept = {**kept, "v": "old", "counts": {"注意": 0}}
         elif stale == "other-count":

@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from sqlalchemy import (
-    Integer,
     String,
     Text,
     bindparam,
@@ -66,16 +65,12 @@ NO_PENALTY = NoPenalty()
 _PLAYERS = Player.__table__
 _PENALTIES = Penalty.__table__
 # Built once: recording runs them on the transaction's connection, without the ORM.
-# How many of the player's records have been voided or decided: part of the kept tally, so that a void or a
-# decision that did not clear the tally (written by a process still on the code before 0005, in a rolling
-# deploy) still sends the next recording to the history. Written out: inside UPDATE … RETURNING, SQLAlchemy
-# renders a subquery's columns without their tables, which SQLite then reads as the updated table's.
+# The newest void and decision (their ids, anywhere in the database: two index look-ups): part of the kept
+# tally, so that a void or a decision that did not clear it (written by a process still on the code before
+# 0005, in a rolling deploy) still sends the next recording to the history. Any void or decision does (each
+# player's next recording then reads their history once), which is rare enough to cost nothing.
 _CORRECTIONS = literal_column(
-    "(SELECT count(*) FROM voids AS cv JOIN penalties AS cp ON cv.penalty_id = cp.id"
-    " WHERE cp.player_id = players.id)"
-    " + (SELECT count(*) FROM decisions AS cd JOIN appeals AS ca ON cd.appeal_id = ca.id"
-    " JOIN penalties AS cp ON ca.penalty_id = cp.id WHERE cp.player_id = players.id)",
-    Integer,
+    "(SELECT coalesce(max(id), 0) FROM voids) || ':' || (SELECT coalesce(max(id), 0) FROM decisions)", String
 )
 _BUMP = (
     update(_PLAYERS)
@@ -282,14 +277,14 @@ def counting_levels(s: Session, player_id: int) -> list[str]:
 
 
 # The tally kept in players.standing_tally: {"v": the policies' and the engine's version, "n": how many of the
-# player's records it covers (their count when it was written), "x": how many of them had been voided or
-# decided then (`_CORRECTIONS`), "counts", "removed", "removed_text" (policy.Tally), "last": the step of the
+# player's records it covers (their count when it was written), "x": the newest void and decision then
+# (`_CORRECTIONS`), "counts", "removed", "removed_text" (policy.Tally), "last": the step of the
 # last counted record (what an uncounted record answers, as the history would)}. It is used only when `n` is
 # the count before this record, `x` the corrections now and `v` the running version; else the history is read.
 TALLY = ("v", "n", "x", "counts", "removed", "removed_text", "last")
 
 
-def _kept_tally(kept: object, version: str, n: int, corrections: int) -> tuple[Tally, Step | None] | None:
+def _kept_tally(kept: object, version: str, n: int, corrections: str) -> tuple[Tally, Step | None] | None:
     if (
         not isinstance(kept, dict)
         or kept.get("v") != version
@@ -309,7 +304,7 @@ def _kept_tally(kept: object, version: str, n: int, corrections: int) -> tuple[T
         return None
 
 
-def _tally_json(st: Standing, version: str, n: int, last: Step | None, corrections: int) -> dict:
+def _tally_json(st: Standing, version: str, n: int, last: Step | None, corrections: str) -> dict:
     return {
         "v": version,
         "n": n,
