@@ -76,6 +76,7 @@ OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|�
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
 _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
+NONE_MESSAGE_ALL = "どのゲームの規定にも、この状況に当てはまるものが見つかりませんでした。"  # `search_all`
 K1, B = 1.2, 0.6
 
 
@@ -708,7 +709,7 @@ class Lookup:
                 query=text,
                 matches=[],
                 none=bool(text),
-                message=NONE_MESSAGE if text else None,
+                message=NONE_MESSAGE_ALL if text else None,
                 coverage=max((r.coverage for r in results), default=0.0),
             )
         return LookupResult(

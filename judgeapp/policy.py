@@ -705,8 +705,11 @@ def standing(
                     effective[level.label] = n % rule.count
                     effective[to.label] = effective.get(to.label, 0) + n // rule.count
                     if keep and item.label == level.label and n % rule.count == 0:
-                        notes.append(
-                            f"{level.label} {n} 点は {to.label} {n // rule.count} 点に相当します（{rule.text}）。"
+                        notes.append(  # the rule's own words; the figures only when they say more
+                            rule.text
+                            if n == rule.count
+                            else f"{level.label} {n} 点は {to.label} {n // rule.count} 点に相当します"
+                            f"（規定：「{rule.text}」）。"
                         )
             elif rule.kind == "removes":
                 if effective.get(level.label, 0) >= rule.count and not removed:

@@ -146,6 +146,39 @@ def test_round_and_table_are_entered_once_and_the_record_form_finds_the_player_b
     assert "卓 7・002 佐藤花子" in html
 
 
+def test_a_new_event_is_in_round_1_on_the_floor_before_the_desk_sets_a_round(lycee):
+    """An event whose round the desk never set is in round 1, as its page says: the record form's table
+    search finds the players seated for round 1 and the round is filled in (found by a judge on a phone)."""
+    client, org, hj, fj = lycee
+    eid = org.event_id
+    sign_in(client, eid, "HJ", "HJ-passcode-1")
+    resp = form_post(
+        client,
+        f"/events/{eid}/players",
+        {"mode": "list", "list": "number,name,table\n001,山田太郎,1\n002,佐藤花子,2", "round": "1"},
+        page=f"/events/{eid}/players",
+    )
+    assert resp.status_code == 302
+    sign_in(client, eid, "FJ", "FJ-passcode-1")
+    for q in ("1", "卓2"):
+        html = client.get(f"/events/{eid}/record", query_string={"q": q}).get_data(as_text=True)
+        assert "選手が見つかりません" not in html, q
+        assert 'name="round"' in html and 'value="1"' in html
+
+
+def test_a_judges_account_is_kept_as_written(lycee):
+    """Facts, notes and reasons keep the judge's characters (a full-width colon stays one); names and numbers
+    are folded to be found again."""
+    client, org, hj, fj = lycee
+    pid = add_player(org, "００１", "ﾀﾅｶ")
+    resp = record(fj, pid, "N", facts="オフラインで記録：カードを見せた（２枚）", notes="ﾒﾓ：確認済み")
+    assert resp.status_code == 201, resp.get_json()
+    rec = resp.get_json()["record"]
+    assert rec["facts"] == "オフラインで記録：カードを見せた（２枚）" and rec["notes"] == "ﾒﾓ：確認済み"
+    player = fj.get(f"/players/{pid}").get_json()
+    assert player["number"] == "001" and player["name"] == "タナカ", player
+
+
 def test_from_a_wizard_outcome_the_preview_comes_from_the_players_real_record(lycee):
     client, org, hj, fj = lycee
     eid = org.event_id

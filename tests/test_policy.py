@@ -253,6 +253,11 @@ def test_lycee_n_w_n_removes_at_the_third_step(policies):
     assert [st.removed for st in s.steps] == [False, False, True]
     assert s.counts == {"注意": 2, "警告": 1} and s.effective == {"警告": 2}
     assert any("除外" in n for n in s.steps[2].notes)
+    # the conversion is said once, in the text's own words (it read 「注意 2 点は 警告 1 点に相当します
+    # （注意2点が警告1点に相当します。）。」); at 4 注意 the figures say more, and the text is quoted beside them
+    assert s.steps[2].notes[0] == "注意2点が警告1点に相当します。"
+    four = standing(policies.games["lycee"], ["N", "N", "N", "N"]).steps[3].notes
+    assert four[0] == "注意 4 点は 警告 2 点に相当します（規定：「注意2点が警告1点に相当します。」）。"
 
 
 def test_ijinden_two_warnings_prompt_the_judge_and_change_nothing(policies):

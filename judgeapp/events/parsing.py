@@ -43,12 +43,14 @@ def refuse_bad_chars(text: str, what: str, multiline: bool = False) -> None:
 
 
 def clean_text(value: object, what: str, max_len: int, required: bool = True, multiline: bool = False) -> str:
-    """Text as NFKC, trimmed; a number is taken as its digits. Anything else, or a control character: 400."""
+    """Text trimmed; a number is taken as its digits. Anything else, or a control character: 400. A name or a
+    number is folded (NFKC: ｶｰﾄﾞ, ＡＢＣ and １ as カード, ABC and 1, to be found again); a judge's own account
+    (`multiline`: facts, notes, reasons) is kept as written (NFC only: the same characters, composed)."""
     if value is None:
         value = ""
     if isinstance(value, bool) or not isinstance(value, (str, int)):
         raise JudgeappError(f"{what}は文字で入力してください。", 400, "bad_type")
-    s = unicodedata.normalize("NFKC", str(value)).strip()
+    s = unicodedata.normalize("NFC" if multiline else "NFKC", str(value)).strip()
     refuse_bad_chars(s, what, multiline)
     s = s.replace("\r\n", "\n").replace("\r", "\n")
     if required and not s:

@@ -327,8 +327,9 @@ def record(event_id: int):
     form = dict(src)
     if inf and "level" not in form and inf.penalty and not inf.head_judge:
         form["level"] = inf.penalty  # the text's level; where it decides nothing the judge must choose
-    if not form.get("round") and ev.current_round:
-        form["round"] = str(ev.current_round)  # the round is set once at the desk, never typed on the floor
+    rnd = ev.current_round or 1  # the desk's round (an event starts in round 1, as its page shows)
+    if not form.get("round"):
+        form["round"] = str(rnd)  # the round is set once at the desk, never typed on the floor
     if inf and not form.get("facts"):
         form["facts"] = desk.wizard_facts(policy, inf, answers)  # what the judge chose, to edit
     form.setdefault("idempotency_key", secrets.token_urlsafe(16))
@@ -350,14 +351,14 @@ def record(event_id: int):
     )
     try:
         if not src.get("player"):
-            ctx["found"] = desk.find(db, event_id, src.get("q", ""), ev.current_round)
+            ctx["found"] = desk.find(db, event_id, src.get("q", ""), rnd)
             ctx["players"] = [p for p, _ in ctx["found"]]
         player_id = src.get("player") or (
             ctx["players"][0].id if src.get("q") and len(ctx["players"]) == 1 else None
         )
         if player_id:
             ctx["chosen"] = players_mod.get_player(db, event_id, player_id)
-            ctx["table"] = desk.tables(db, event_id, ev.current_round).get(ctx["chosen"].id, "")
+            ctx["table"] = desk.tables(db, event_id, rnd).get(ctx["chosen"].id, "")
     except JudgeappError as exc:
         return _form_error("events/record.html", exc, **ctx)
     if (
