@@ -1515,7 +1515,12 @@ class _Evaluator:
         if n <= _DENSE_UP_TO or len(ids) * 64 > n:  # count over the corpus (cheaper than sorting)
             dense = np.bincount(ids, weights=weights, minlength=n)
             if weights.min() > 0:  # (BM25F's and the signals' scores are): in the union iff its sum is > 0
-                u = (dense > 0).nonzero()[0]
+                present = dense > 0
+                big = max(parts, key=_ids_len)[0]
+                # As many members as the largest part has documents: they are its documents (7 unions in 10
+                # here, a word's other forms or a signal's narrower results within another's). Counting them
+                # costs less than listing them.
+                u = big if np.count_nonzero(present) == len(big) else present.nonzero()[0]
             else:
                 present = np.zeros(n, dtype=bool)
                 present[ids] = True
@@ -1797,6 +1802,10 @@ class _Evaluator:
 # The fields whose matched terms the snippets mark (`SearchIndex._surfaces`; character pairs as the needle).
 _MARKED_FIELDS = {"words", "title", "reading", "syn", "grams"}
 _EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
+
+
+def _ids_len(part: tuple[np.ndarray, np.ndarray]) -> int:
+    return len(part[0])
 
 
 def _times(scores: np.ndarray, boost: float) -> np.ndarray:
