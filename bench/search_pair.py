@@ -20,13 +20,9 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLES = [
-    "search_queries.yaml",
-    "search_unseen_tune.yaml",
-    "search_unseen_tune2.yaml",
-    "search_unseen_tune3.yaml",
-    "search_unseen_tune4.yaml",
-]
+sys.path.insert(0, str(ROOT / "bench"))
+
+from search_answers import QUERY_TABLES as TABLES  # noqa: E402
 
 
 def main(argv: list[str]) -> int:
