@@ -141,10 +141,13 @@
     return Array.prototype.map.call(a, function (x) { return ("0" + x.toString(16)).slice(-2); }).join("");
   }
 
+  /* The record this page is sending right now, online: not shown as 未送信 while it goes (a judge took the
+     flash of the box for a failure); shown if the send does not land. */
+  var sendingNow = null;
   function renderQueue() {
     var old = document.getElementById("record-queue");
     if (old) old.remove();
-    var q = readQueue();
+    var q = readQueue().filter(function (x) { return x.key !== sendingNow; });
     if (!q.length) return;
     var main = document.querySelector("main");
     if (!main) return;
@@ -241,6 +244,7 @@
       });
     }, Promise.resolve(false)).then(function () {
       flushing = false;
+      if (sendingNow && !landed) { sendingNow = null; renderQueue(); }  /* it did not land: show it as kept */
       if (landed) {
         try { sessionStorage.setItem("judgeapp.sent", "記録しました（サーバーに届きました）"); } catch (e) { /* no note */ }
         location.assign(landed);
@@ -290,6 +294,7 @@
       if (action === "confirm" || action === "upgrade") {
         if (action === "upgrade" && !servedOffline() && navigator.onLine) return; /* upgrades go as they are */
         e.preventDefault();
+        if (navigator.onLine) sendingNow = form.querySelector("input[name=idempotency_key]").value;
         queueForm(form, true);
         form.hidden = true;
         var note = document.createElement("p"); note.className = "notice"; note.setAttribute("role", "status");
@@ -350,7 +355,16 @@
       document.querySelector("main").insertBefore(p, document.querySelector("main").firstChild);
     }
   });
-  window.addEventListener("online", function () { flush(); });
+  /* A page served from the device stays the kept copy when the signal comes back: say so, with the way to
+     the latest (a judge read the banner as still offline). */
+  function backOnline() {
+    var b = document.getElementById("offline-banner");
+    if (!servedOffline() || document.getElementById("back-online")) return;
+    var a = document.createElement("a"); a.id = "back-online"; a.className = "tap"; a.href = location.href;
+    a.textContent = "電波が戻りました。最新の内容を表示する";
+    b.appendChild(document.createTextNode(" ")); b.appendChild(a);
+  }
+  window.addEventListener("online", function () { backOnline(); flush(); });
   window.addEventListener("storage", function (e) { if (e.key === QUEUE_KEY) renderQueue(); });
   window.judgeappQueue = { read: readQueue, flush: flush };
 })();

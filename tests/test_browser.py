@@ -137,9 +137,18 @@ def test_four_taps_from_a_wizard_outcome_to_a_saved_record_on_a_phone(app, phone
     assert "これまでの記録" in standing and "警告" in standing  # the earlier record, from the database
     assert phone.evaluate("document.documentElement.scrollWidth") <= 390
     phone.screenshot(path=str(tmp_path / "four-taps-preview.png"), full_page=True)
+    # Online, the record being sent is never shown as 「未送信」 on its way (a judge took that for a failure).
+    shown: list = []
+    phone.expose_function("judgeappQueueShown", lambda: shown.append(True))
+    phone.evaluate(
+        """() => new MutationObserver(() => {
+            if (document.getElementById("record-queue")) window.judgeappQueueShown();
+        }).observe(document.body, { childList: true, subtree: true })"""
+    )
     phone.tap("button[value=confirm]")
     taps += 1
     phone.wait_for_selector("text=記録しました")
+    assert not shown, "the record on its way was shown as 未送信"
     assert taps <= 4
     saved = org.get("/penalties", player=1).get_json()["results"]
     assert len(saved) == 2 and saved[-1]["round"] == 3 and saved[-1]["infraction"] == "lycee/late-seat"

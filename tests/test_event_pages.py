@@ -516,3 +516,13 @@ def test_migrations_run_on_a_database_full_of_records(tmp_path):
         assert c.execute(text("SELECT count(*) FROM notices")).scalar() == 0
         assert c.execute(text("SELECT standing_tally FROM players")).scalar() is None  # 0005: none kept yet
     engine.dispose()
+
+
+def test_a_missing_page_of_an_event_leads_back_to_the_event(client):
+    """A 404 under an event (a player number typed wrong) offers the event's page, not only the home page."""
+    new_event(client)
+    eid = event_id_of(client)
+    resp = client.get(f"/events/{eid}/players/999")
+    assert resp.status_code == 404
+    html = resp.get_data(as_text=True)
+    assert f'href="/events/{eid}">大会のページへ戻る' in html and 'href="/">ホームへ戻る' in html
