@@ -383,6 +383,13 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
     docs = index_docs(lib.corpus) if kind == "search" else situation_docs(lib.policies)
     data = build_index_export(docs, synonyms, search=kind == "search")
+    if kind == "situations":  # what the server's lookup shows beside each answer: the badge, the description
+        for d in data["docs"]:
+            game, _, iid = d["id"].partition("/")
+            policy = lib.policies.games[game]
+            inf = policy.infractions[iid]
+            d["pen"] = policy.penalty_text(inf) + (" ジャッジの判断あり" if inf.discretion else "")
+            d["snip"] = inf.description  # the snippet (the judges' words in `text` are for matching only)
     data["version"] = version
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 

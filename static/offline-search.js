@@ -296,7 +296,7 @@
     }
     var marks = this.words(text).map(function (w) { return w.surface; }).concat([key]);
     return { query: text, total: Math.max(matching.size, Math.min(found.length, limit)),
-             hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, snippet: snippet(d.text || d.title, marks) }; }) };
+             hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", snippet: snippet(d.snip || d.text || d.title, marks) }; }) };
   };
 
   function snippet(text, marks) {
@@ -376,6 +376,7 @@
         hits.forEach(function (h) {
           var parts = h.id.split("/"), li = el("li");
           li.appendChild(el("a", { "class": "title", href: "/wizard/" + parts[0] + "/" + parts[1] }, h.title));
+          if (h.pen) { var m = el("div", { "class": "meta" }); m.appendChild(el("span", { "class": "badge" }, h.pen)); li.appendChild(m); }
           var p = el("p", { "class": "snippet" }); p.appendChild(h.snippet); li.appendChild(p); ol.appendChild(li);
         });
         return ol;

@@ -161,6 +161,13 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     )
     first_lookup = phone.locator("#offline-lookup a.title").first.get_attribute("href")
     assert first_lookup == f"/wizard/lycee/{server_first}"
+    # each answer with its badge, as the server shows it, and its description (not the judges' words list)
+    policy = lib.policies.games["lycee"]
+    inf = policy.infractions[server_first]
+    first_item = phone.locator("#offline-lookup ol.results li").first
+    assert policy.penalty_text(inf) in first_item.locator(".badge").inner_text()
+    snippet = first_item.locator(".snippet").inner_text()
+    assert "、".join(inf.keywords[:2]) not in snippet or "、".join(inf.keywords[:2]) in inf.description
     # And the home page's lookup across every game, grouped by game as the server groups it.
     phone.goto(live_server + "/")
     phone.fill("input[aria-label='状況で探す（全ゲーム）']", "遅刻")
