@@ -206,8 +206,9 @@
   }
 
   var flushing = false;
+  var flushAgain = false;  /* a record queued while a flush runs is sent when it ends (it waited for a signal) */
   function flush() {
-    if (flushing) return Promise.resolve();
+    if (flushing) { flushAgain = true; return Promise.resolve(); }
     var pending = readQueue().filter(function (x) { return x.state === "pending"; });
     if (!pending.length) return Promise.resolve();
     flushing = true;
@@ -244,6 +245,8 @@
       });
     }, Promise.resolve(false)).then(function () {
       flushing = false;
+      if (flushAgain && !landed && navigator.onLine) { flushAgain = false; return flush(); }
+      flushAgain = false;
       if (sendingNow && !landed) { sendingNow = null; renderQueue(); }  /* it did not land: show it as kept */
       if (landed) {
         try { sessionStorage.setItem("judgeapp.sent", "記録しました（サーバーに届きました）"); } catch (e) { /* no note */ }
@@ -365,6 +368,11 @@
     b.appendChild(document.createTextNode(" ")); b.appendChild(a);
   }
   window.addEventListener("online", function () { backOnline(); flush(); });
+  /* Online with records still kept (the server did not answer, or a send failed mid-way): try again now and
+     then, not only when an "online" event comes (it never does while the phone stays online). */
+  setInterval(function () {
+    if (navigator.onLine && readQueue().some(function (x) { return x.state === "pending"; })) flush();
+  }, 30000);
   window.addEventListener("storage", function (e) { if (e.key === QUEUE_KEY) renderQueue(); });
   window.judgeappQueue = { read: readQueue, flush: flush };
 })();

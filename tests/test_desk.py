@@ -179,6 +179,28 @@ def test_a_judges_account_is_kept_as_written(lycee):
     assert player["number"] == "001" and player["name"] == "タナカ", player
 
 
+def test_a_resend_of_a_record_kept_before_facts_were_kept_as_written_is_its_replay(lycee, app):
+    """A record saved by the code that folded facts (NFKC), resent with its key after the deploy, is the same
+    request: answered by the record, not refused as another body (a review found the 422)."""
+    import unicodedata
+
+    from sqlalchemy import update
+
+    from judgeapp.events.models import Penalty
+
+    client, org, hj, fj = lycee
+    pid = add_player(org)
+    body = {"player": pid, "round": 1, "level": "N", "facts": "ﾃﾞｯｷを１枚落とした（２枚目）"}
+    h = {"Authorization": f"Bearer {fj.token}", "Idempotency-Key": "before-nfc"}
+    first = client.post(f"/api/events/{org.event_id}/penalties", json=body, headers=h)
+    assert first.status_code == 201
+    with app.extensions["judgeapp.db"].writing() as s:  # as the code before kept it
+        s.execute(update(Penalty).values(facts=unicodedata.normalize("NFKC", body["facts"])))
+    again = client.post(f"/api/events/{org.event_id}/penalties", json=body, headers=h)
+    assert again.status_code == 200, again.get_json()
+    assert again.get_json()["record"]["id"] == first.get_json()["record"]["id"]
+
+
 def test_from_a_wizard_outcome_the_preview_comes_from_the_players_real_record(lycee):
     client, org, hj, fj = lycee
     eid = org.event_id

@@ -260,3 +260,42 @@ def test_a_connection_lost_after_its_commit_is_never_recorded_twice(client, db_a
         n = s.scalar(select(func.count()).select_from(Penalty).where(Penalty.player_id == pid))
     assert n == 2, f"{n} records for 2 recordings"
     assert record(e["hj"], pid, "N").status_code == 201  # the next recording goes on
+
+
+def test_a_connection_lost_during_a_keyed_commit_is_answered_by_the_record_that_landed(client, db_app):
+    """With an Idempotency-Key (the record form always sends one) the retry is safe: it finds the record that
+    landed by its key and answers it, once (a review found the judge got a 500 there)."""
+    import psycopg
+    from sqlalchemy import event, func
+
+    from judgeapp.events.models import Penalty
+
+    db = db_app.extensions["judgeapp.db"]
+    if db.is_sqlite:
+        pytest.skip("PostgreSQL: the COMMIT sent by the recording itself")
+    e = _event(client, "lycee")
+    pid = e["players"][0]
+    assert record(e["hj"], pid, "W").status_code == 201
+    armed = {"on": True}
+
+    def lost_commit(conn, cursor, statement, params, context, executemany):
+        if armed["on"] and statement.strip().upper() == "COMMIT":
+            armed["on"] = False
+            conn.connection.dbapi_connection.close()
+            raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    event.listen(db.engine, "after_cursor_execute", lost_commit)
+    try:  # the second 警告: removal, the COMMIT as its own statement
+        resp = client.post(
+            f"/api/events/{e['hj'].event_id}/penalties",
+            json={"player": pid, "round": 1, "level": "W", "facts": "二度目"},
+            headers={"Authorization": f"Bearer {e['hj'].token}", "Idempotency-Key": "lost-1"},
+        )
+    finally:
+        event.remove(db.engine, "after_cursor_execute", lost_commit)
+    assert not armed["on"]
+    assert resp.status_code == 200, resp.get_json()  # the replay of the record that landed
+    assert resp.get_json()["player"]["removed"] is True
+    with db.writing() as s:
+        n = s.scalar(select(func.count()).select_from(Penalty).where(Penalty.player_id == pid))
+    assert n == 2

@@ -187,16 +187,24 @@ class Database:
         """Run `fn(session)` in a write transaction; retry the conflicts concurrency can cause."""
         return self._retrying(self.writing, fn, attempts)
 
-    def write_core(self, fn: Callable[[Connection], T], attempts: int = 12, commits: bool = False) -> T:
+    def write_core(
+        self, fn: Callable[[Connection], T], attempts: int = 12, commits: bool = False, replays: bool = False
+    ) -> T:
         """`write` for a path that needs no ORM: `fn(connection)` in one write transaction (SQLAlchemy Core,
         no session and no unit of work), retried the same way. Inside a request it runs on the request's own
         read connection (one checkout per request, no second connection taken and the first given back).
-        With `commits` (inside a request), `fn` commits itself with its last statement (`commit_with`)."""
+        With `commits` (inside a request), `fn` commits itself with its last statement (`commit_with`). With
+        `replays`, `fn` finds its own earlier commit (an Idempotency-Key): a connection lost during the COMMIT
+        is then tried again too, and the retry answers what landed."""
         unit = self._unit.get()
         if unit is None:
-            return self._retrying(self._write_engine.begin, fn, attempts)
+            return self._retrying(self._write_engine.begin, fn, attempts, replays=replays)
         return self._retrying(
-            lambda: self._on_connection_of(unit, commit=not commits), fn, attempts, own_connection=False
+            lambda: self._on_connection_of(unit, commit=not commits),
+            fn,
+            attempts,
+            own_connection=False,
+            replays=replays,
         )
 
     @contextmanager
@@ -223,6 +231,7 @@ class Database:
         fn: Callable[[Any], T],
         attempts: int,
         own_connection: bool = True,
+        replays: bool = False,
     ) -> T:
         """`fn` in `transaction()` behind the write lock, again after a conflict concurrency can cause, and
         again on a new connection when the pooled one turns out dead before the commit was sent (the server
@@ -243,8 +252,9 @@ class Database:
                     return result
                 except (IntegrityError, OperationalError, DBAPIError) as exc:
                     # dropped before any COMMIT was sent: nothing was written, try again on a new connection;
-                    # a connection lost during a COMMIT is never retried (the commit may have landed)
-                    dropped = exc.connection_invalidated and not ran and not sent
+                    # a connection lost during a COMMIT is retried only when `fn` replays (the commit may
+                    # have landed: the retry finds it by its key and answers it)
+                    dropped = exc.connection_invalidated and ((not ran and not sent) or replays)
                     if attempt == attempts - 1 or not (dropped or _retryable(exc)):
                         raise
                     time.sleep(0 if dropped else random.uniform(0.005, 0.03) * (attempt + 1))

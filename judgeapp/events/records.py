@@ -19,9 +19,13 @@ checks the answers against the engine over the whole history, for every game.
 
 from __future__ import annotations
 
+import hashlib
+import unicodedata
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 from sqlalchemy import (
+    Integer,
     String,
     Text,
     bindparam,
@@ -65,13 +69,20 @@ NO_PENALTY = NoPenalty()
 _PLAYERS = Player.__table__
 _PENALTIES = Penalty.__table__
 # Built once: recording runs them on the transaction's connection, without the ORM.
-# The newest void and decision (their ids, anywhere in the database: two index look-ups): part of the kept
-# tally, so that a void or a decision that did not clear it (written by a process still on the code before
-# 0005, in a rolling deploy) still sends the next recording to the history. Any void or decision does (each
-# player's next recording then reads their history once), which is rare enough to cost nothing.
+# How many of the player's records have been voided or decided (rows never deleted, so the count only grows):
+# part of the kept tally, so that a void or a decision that did not clear it (written by a process still on
+# the code before 0005, in a rolling deploy) still sends the next recording to the history. (Not the newest
+# ids: on PostgreSQL a lower id can commit after a higher one.) Written out: inside UPDATE … RETURNING,
+# SQLAlchemy renders a subquery's columns without their tables, which SQLite then reads as the updated table's.
 _CORRECTIONS = literal_column(
-    "(SELECT coalesce(max(id), 0) FROM voids) || ':' || (SELECT coalesce(max(id), 0) FROM decisions)", String
+    "(SELECT count(*) FROM voids AS cv JOIN penalties AS cp ON cv.penalty_id = cp.id"
+    " WHERE cp.player_id = players.id)"
+    " + (SELECT count(*) FROM decisions AS cd JOIN appeals AS ca ON cd.appeal_id = ca.id"
+    " JOIN penalties AS cp ON ca.penalty_id = cp.id WHERE cp.player_id = players.id)",
+    Integer,
 )
+# The code that keeps the tally is part of its version, with the engine's (policy.ENGINE_VERSION).
+_TALLY_CODE = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
 _BUMP = (
     update(_PLAYERS)
     .where(_PLAYERS.c.id == bindparam("pid"), _PLAYERS.c.event_id == bindparam("eid"))
@@ -277,14 +288,14 @@ def counting_levels(s: Session, player_id: int) -> list[str]:
 
 
 # The tally kept in players.standing_tally: {"v": the policies' and the engine's version, "n": how many of the
-# player's records it covers (their count when it was written), "x": the newest void and decision then
-# (`_CORRECTIONS`), "counts", "removed", "removed_text" (policy.Tally), "last": the step of the
+# player's records it covers (their count when it was written), "x": how many of them had been voided or
+# decided then (`_CORRECTIONS`), "counts", "removed", "removed_text" (policy.Tally), "last": the step of the
 # last counted record (what an uncounted record answers, as the history would)}. It is used only when `n` is
 # the count before this record, `x` the corrections now and `v` the running version; else the history is read.
 TALLY = ("v", "n", "x", "counts", "removed", "removed_text", "last")
 
 
-def _kept_tally(kept: object, version: str, n: int, corrections: str) -> tuple[Tally, Step | None] | None:
+def _kept_tally(kept: object, version: str, n: int, corrections: int) -> tuple[Tally, Step | None] | None:
     if (
         not isinstance(kept, dict)
         or kept.get("v") != version
@@ -304,7 +315,7 @@ def _kept_tally(kept: object, version: str, n: int, corrections: str) -> tuple[T
         return None
 
 
-def _tally_json(st: Standing, version: str, n: int, last: Step | None, corrections: str) -> dict:
+def _tally_json(st: Standing, version: str, n: int, last: Step | None, corrections: int) -> dict:
     return {
         "v": version,
         "n": n,
@@ -412,13 +423,15 @@ class NewRecord:
 def _same_request(
     p: Penalty, player_id: int, rnd: int, level: str, infraction: str | None, facts: str, notes: str
 ) -> bool:
-    return (p.player_id, p.round, p.level, p.infraction, p.facts, p.notes) == (
-        player_id,
-        rnd,
-        level,
-        infraction,
-        facts,
-        notes,
+    def same_text(
+        a: str | None, b: str | None
+    ) -> bool:  # folded: a record kept before facts were kept as NFC
+        return unicodedata.normalize("NFKC", a or "") == unicodedata.normalize("NFKC", b or "")
+
+    return (
+        (p.player_id, p.round, p.level, p.infraction) == (player_id, rnd, level, infraction)
+        and same_text(p.facts, facts)
+        and same_text(p.notes, notes)
     )
 
 
@@ -582,7 +595,7 @@ def record_penalty(
         return made(rid, values, number, name, st), pending
 
     try:
-        new, pending = db.write_core(do, commits=channel is not None)
+        new, pending = db.write_core(do, commits=channel is not None, replays=bool(f["key"]))
     except _Replay as replay:
         return _replayed(db, policy, replay.penalty_id, pid, f, item)
     live.dispatch_pending(pending)
