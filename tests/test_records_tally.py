@@ -212,16 +212,11 @@ def test_a_statement_sent_with_its_commit_that_fails_leaves_nothing_and_the_conn
     assert resp.status_code == 201 and resp.get_json()["record"]["seq"] == 1
 
 
-@pytest.mark.parametrize("level", ["W", "N"])
-def test_a_connection_lost_after_its_commit_is_never_recorded_twice(client, db_app, level):
-    """A recording whose COMMIT went out (PostgreSQL: sent by the transaction's own code, `commit` or
-    `commit_with`) and whose connection is then lost is not retried: the commit may have landed, and a retry
-    would record the penalty a second time. The second 警告 of a Lycee player is the removal (the COMMIT as its
-    own statement), the 注意 goes with its statement in one round trip."""
+def _lost_commit_setup(client, db_app):
+    """A PostgreSQL Lycee event whose first player has one 警告, and a hook that drops the connection right after
+    the next COMMIT landed (as a statement, or with its statement in a pipeline): (event, player, db, armed,
+    lost_pipeline, lost_commit)."""
     import psycopg
-    from sqlalchemy import event, func
-
-    from judgeapp.events.models import Penalty
 
     db = db_app.extensions["judgeapp.db"]
     if db.is_sqlite:
@@ -247,6 +242,29 @@ def test_a_connection_lost_after_its_commit_is_never_recorded_twice(client, db_a
             conn.connection.dbapi_connection.close()
             raise psycopg.OperationalError("server closed the connection unexpectedly")
 
+    return e, pid, db, armed, lost_pipeline, lost_commit
+
+
+def _records_of(db, pid) -> int:
+    from sqlalchemy import func
+
+    from judgeapp.events.models import Penalty
+
+    with db.writing() as s:
+        return s.scalar(select(func.count()).select_from(Penalty).where(Penalty.player_id == pid))
+
+
+@pytest.mark.parametrize("level", ["W", "N"])
+def test_a_connection_lost_after_its_commit_is_never_recorded_twice(client, db_app, level):
+    """A recording whose COMMIT went out (PostgreSQL: sent by the transaction's own code, `commit` or
+    `commit_with`) and whose connection is then lost is not retried: the commit may have landed, and a retry
+    would record the penalty a second time. The second 警告 of a Lycee player is the removal (the COMMIT as its
+    own statement), the 注意 goes with its statement in one round trip."""
+    import psycopg
+    from sqlalchemy import event
+
+    e, pid, db, armed, lost_pipeline, lost_commit = _lost_commit_setup(client, db_app)
+    real = psycopg.Connection.pipeline
     event.listen(db.engine, "after_cursor_execute", lost_commit)
     psycopg.Connection.pipeline = lost_pipeline
     try:
@@ -256,34 +274,16 @@ def test_a_connection_lost_after_its_commit_is_never_recorded_twice(client, db_a
         event.remove(db.engine, "after_cursor_execute", lost_commit)
     assert not armed["on"], "the connection was not lost where the test meant"
     assert resp.status_code >= 500
-    with db.writing() as s:
-        n = s.scalar(select(func.count()).select_from(Penalty).where(Penalty.player_id == pid))
-    assert n == 2, f"{n} records for 2 recordings"
+    assert _records_of(db, pid) == 2, "2 records for 2 recordings"
     assert record(e["hj"], pid, "N").status_code == 201  # the next recording goes on
 
 
 def test_a_connection_lost_during_a_keyed_commit_is_answered_by_the_record_that_landed(client, db_app):
     """With an Idempotency-Key (the record form always sends one) the retry is safe: it finds the record that
     landed by its key and answers it, once (a review found the judge got a 500 there)."""
-    import psycopg
-    from sqlalchemy import event, func
+    from sqlalchemy import event
 
-    from judgeapp.events.models import Penalty
-
-    db = db_app.extensions["judgeapp.db"]
-    if db.is_sqlite:
-        pytest.skip("PostgreSQL: the COMMIT sent by the recording itself")
-    e = _event(client, "lycee")
-    pid = e["players"][0]
-    assert record(e["hj"], pid, "W").status_code == 201
-    armed = {"on": True}
-
-    def lost_commit(conn, cursor, statement, params, context, executemany):
-        if armed["on"] and statement.strip().upper() == "COMMIT":
-            armed["on"] = False
-            conn.connection.dbapi_connection.close()
-            raise psycopg.OperationalError("server closed the connection unexpectedly")
-
+    e, pid, db, armed, _, lost_commit = _lost_commit_setup(client, db_app)
     event.listen(db.engine, "after_cursor_execute", lost_commit)
     try:  # the second 警告: removal, the COMMIT as its own statement
         resp = client.post(
@@ -296,6 +296,4 @@ def test_a_connection_lost_during_a_keyed_commit_is_answered_by_the_record_that_
     assert not armed["on"]
     assert resp.status_code == 200, resp.get_json()  # the replay of the record that landed
     assert resp.get_json()["player"]["removed"] is True
-    with db.writing() as s:
-        n = s.scalar(select(func.count()).select_from(Penalty).where(Penalty.player_id == pid))
-    assert n == 2
+    assert _records_of(db, pid) == 2
