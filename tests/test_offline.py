@@ -167,7 +167,7 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     first_item = phone.locator("#offline-lookup ol.results li").first
     assert policy.penalty_text(inf) in first_item.locator(".badge").inner_text()
     snippet = first_item.locator(".snippet").inner_text()
-    assert "、".join(inf.keywords[:2]) not in snippet or "、".join(inf.keywords[:2]) in inf.description
+    assert snippet.strip("…") and snippet.strip("…") in inf.description  # a window of the description only
     # And the home page's lookup across every game, grouped by game as the server groups it.
     phone.goto(live_server + "/")
     phone.fill("input[aria-label='状況で探す（全ゲーム）']", "遅刻")

@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -305,7 +306,8 @@ def _note_commit() -> None:
 
 
 def commit(conn: Connection) -> None:
-    """COMMIT sent by the transaction's own code (`write_core(commits=True)`): never retried once sent."""
+    """COMMIT sent by the transaction's own code (`write_core(commits=True)`): once sent, a lost connection is
+    retried only when the write replays (`write_core(replays=True)`)."""
     _note_commit()
     conn.exec_driver_sql("COMMIT")
 
@@ -348,6 +350,7 @@ def commit_with(conn: Connection, stmt: Executable, params: dict) -> Any:
         raise DBAPIError.instance(compiled.string, args, exc, psycopg.Error) from exc
 
 
+@cache
 def _pipelines() -> bool:
     from psycopg import Pipeline
 

@@ -13,7 +13,7 @@ stays final.
 Each player's row also keeps the standing engine's tally of their records (`players.standing_tally`, see
 `TALLY`): recording adds the new penalty to it instead of reading the whole history, and writes the new tally
 with the count. A void or a decision clears it (under the player's row lock), and a recording that finds
-none, or one of another count or policy version, reads the history as before; tests/test_records_tally.py
+none, or one of another count, policy or code version or number of corrections, reads the history as before; tests/test_records_tally.py
 checks the answers against the engine over the whole history, for every game.
 """
 
@@ -423,9 +423,8 @@ class NewRecord:
 def _same_request(
     p: Penalty, player_id: int, rnd: int, level: str, infraction: str | None, facts: str, notes: str
 ) -> bool:
-    def same_text(
-        a: str | None, b: str | None
-    ) -> bool:  # folded: a record kept before facts were kept as NFC
+    def same_text(a: str | None, b: str | None) -> bool:
+        # folded: a record saved before facts were kept as written (NFKC then) is the same text
         return unicodedata.normalize("NFKC", a or "") == unicodedata.normalize("NFKC", b or "")
 
     return (
@@ -505,9 +504,7 @@ def record_penalty(
         require(actor, "ruling")
 
     channel = live.notify_channel()
-    version = (
-        f"{policies.version}:{ENGINE_VERSION}"  # the kept tally's: the rules' data and the engine's code
-    )
+    version = f"{policies.version}:{ENGINE_VERSION}:{_TALLY_CODE}"  # the kept tally's: the rules and the code
     counted = item.id not in UNCOUNTED
     action = "ruling.record" if item is HJ_RULING else "penalty.record"
     inf = policy.infractions.get((f["infraction"] or "").rpartition("/")[2])
