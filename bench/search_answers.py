@@ -38,9 +38,10 @@ def dump(out: Path, workdir: Path) -> None:
     from search_bench import scaled_docs
 
     import judgeapp.search as S
+    import judgeapp.search.index as SI
     from judgeapp.corpus import load_corpus
 
-    S.round = lambda x, n=None: x  # the hits' scores unrounded (the module's `round`, for this process)
+    SI.round = lambda x, n=None: x  # the hits' scores unrounded (the module's `round`, for this process)
     cases = [c for f in TABLES for c in yaml.safe_load((ROOT / "tests" / "cases" / f).read_text("utf-8"))]
     corpus = load_corpus(ROOT / "rules_corpus")
     answers = {}

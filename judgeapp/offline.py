@@ -9,7 +9,7 @@ answer the search form and the situation lookup in the browser.
 - `/offline/wizard.json`: each game's question tree (node → answer → next node or outcome), so that the
   worker normalises any wizard URL (answers in any order, extra parameters) to the cached page.
 - `/offline/search.json` and `/offline/situations.json`: the sections (or infractions) analysed by the same
-  analysis as the server's index (search.py's `analyzer().words()`): each text's words (every form the
+  analysis as the server's index (`judgeapp.search.analyzer().words()`): each text's words (every form the
   server indexes), their readings, the title's words, the plain text for the bigram tier, the section
   numbers, and the synonym groups with their phrases already analysed; for the search form also what the
   server's query signals need and the browser cannot analyse: the query stop and question words, each
@@ -29,10 +29,10 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
 from .search import (
-    _NUMBERING,
-    _QUERY_STOP,
-    _QUESTION,
-    _TITLE_LIGHT,
+    NUMBERING,
+    QUERY_STOP,
+    QUESTION_WORDS,
+    TITLE_LIGHT,
     analyzer,
     load_synonyms,
     number_terms,
@@ -322,7 +322,7 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
                 },
             }
         )
-        if search:  # the title's topic words (search.py's title_topic), for the search form
+        if search:  # the title's topic words (`judgeapp.search.title_topic`), for the search form
             out_docs[-1]["tp"] = title_topic(analyzer().words(d.title))
     syn = []
     for keys, means in synonyms:
@@ -353,13 +353,13 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
     }
     vocab_list = out["vocab"]
     if search:
-        # The words a query does without (grammar, question words: 何, 誰), as search.py leaves them out; the
+        # The words a query does without (grammar, question words: 何, 誰), as the search leaves them out; the
         # word after a question word is a counter asked for (何点: 点), which ranks but is not required.
-        out["stop"] = sorted(_QUERY_STOP)
-        out["question"] = sorted(_QUESTION)
+        out["stop"] = sorted(QUERY_STOP)
+        out["question"] = sorted(QUESTION_WORDS)
         # A title's topic leaves out the heading's wording (〜に関して) and numbering: the query's topic too.
-        out["light"] = sorted(_TITLE_LIGHT)
-        out["numbering"] = _NUMBERING.pattern
+        out["light"] = sorted(TITLE_LIGHT)
+        out["numbering"] = NUMBERING.pattern
         # What a query in kana may be in a title (でんどう: 殿堂): the first three words of each reading, as the
         # server's lexicon lists them (a reading that is only its own spelling is left out).
         # Only the words that some title can match (as a word or by its characters): the rest find nothing.

@@ -1,4 +1,4 @@
-"""The numpy evaluator in judgeapp/search.py gives what Whoosh's own searcher gives (issue 14, point 3).
+"""The numpy evaluator in judgeapp/search/evaluate.py gives what Whoosh's own searcher gives (issue 14, point 3).
 
 Over the whole query table, for the query the search runs (every signal at once) and for the words alone in
 AND and in OR mode, with and without the game filter (Whoosh's `filter=`, ours an intersection): the same
@@ -88,7 +88,7 @@ def test_the_dict_evaluation_of_a_small_scope_equals_numpys(own_library, monkeyp
     """A scope of a few hundred sections (a game's; the real corpus) is evaluated with dicts
     (`_Evaluator._run_small`): the same sections, scores to the last bit, order, marked terms and top hits
     as the numpy evaluation, over every query of the table and its words alone, with and without the game."""
-    from judgeapp import search as S
+    from judgeapp.search import evaluate as S
 
     index = own_library.index
     ev = index._evaluator
@@ -117,13 +117,13 @@ def test_the_dict_evaluation_of_a_small_scope_equals_numpys(own_library, monkeyp
 
 
 def test_the_snippet_marks_are_the_spans_of_the_alternation():
-    """The snippets' marks (`search._Marker`) are the spans `re.finditer` gives for the alternation of the
+    """The snippets' marks (`search.snippets._Marker`) are the spans `re.finditer` gives for the alternation of the
     surfaces and the needle (its characters with middle dots, long-vowel marks and spaces between), in the
     order `SearchIndex._marker` sorts them, on random texts."""
     import random
     import re
 
-    from judgeapp.search import _Gapless, _Marker
+    from judgeapp.search.snippets import _Gapless, _Marker
 
     rng = random.Random(7)
     for _ in range(3000):
@@ -149,7 +149,7 @@ def test_top_of_narrowed_by_a_bound_is_the_sorted_order():
 
     import numpy as np
 
-    from judgeapp.search import _Evaluator
+    from judgeapp.search.evaluate import _Evaluator
 
     rng = random.Random(11)
     for _ in range(400):
@@ -168,12 +168,12 @@ def test_top_of_narrowed_by_a_bound_is_the_sorted_order():
 
 
 def test_best_window_is_the_first_with_most_marks():
-    """`search._best_window` (one pass) gives what `max` over the marks' starts with two binary searches each
+    """`search.snippets._best_window` (one pass) gives what `max` over the marks' starts with two binary searches each
     gave: the first start whose window holds the most starts, on random marks."""
     import bisect
     import random
 
-    from judgeapp.search import _best_window
+    from judgeapp.search.snippets import _best_window
 
     rng = random.Random(5)
     for _ in range(3000):
@@ -190,7 +190,8 @@ def test_best_window_is_the_first_with_most_marks():
 
 KILLED_WORKER = """
 import os, sys, tempfile
-from judgeapp import search as S
+from judgeapp import search
+from judgeapp.search import build as S
 S.PARALLEL_FROM, S._BATCH = 4, 2  # six sections in three batches, in the forked workers
 PARENT, analyse = os.getpid(), S._analyse_batch
 
@@ -201,12 +202,12 @@ def _analyse_batch(docs):
     return analyse(docs)
 
 
-_analyse_batch.__module__, _analyse_batch.__qualname__ = "judgeapp.search", "_analyse_batch"
+_analyse_batch.__module__, _analyse_batch.__qualname__ = "judgeapp.search.build", "_analyse_batch"
 S._analyse_batch = _analyse_batch
 docs = [S.IndexDoc(id=f"s{i}", game="g", doc="d", anchor=f"a{i}", title="失格", doc_title="D",
                    text=f"デッキ {i}") for i in range(6)]
 path = tempfile.mkdtemp() + "/ix"
-print(S.build_index(docs, path), sorted(h.id for h in S.SearchIndex(path).search("デッキ", limit=10).hits))
+print(S.build_index(docs, path), sorted(h.id for h in search.SearchIndex(path).search("デッキ", limit=10).hits))
 """
 
 

@@ -1,0 +1,513 @@
+"""How text is read: SudachiPy's words, folded forms and readings; section numbers; the spelling maps
+derived from the corpus (docs/corpus.md, "Search")."""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from whoosh import query as Q
+
+from ..textnorm import (
+    deletions,
+    fold,
+    is_kana,
+    kana_skeleton,
+    latin_consonants,
+    section_number_keys,
+    spelled_letters,
+    squash,
+    to_katakana,
+)
+
+if TYPE_CHECKING:
+    from sudachipy import Morpheme
+
+
+# Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
+# dictionary) is rebuilt on start.
+ANALYZER_VERSION = "12"
+
+
+def _analysis_version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    parts = [ANALYZER_VERSION]
+    for package in ("sudachipy", "sudachidict-core"):
+        try:
+            parts.append(f"{package}={version(package)}")
+        except PackageNotFoundError:
+            parts.append(f"{package}=?")
+    return " ".join(parts)
+
+
+_DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
+# Words that carry no meaning in what a judge types, query or story (normalized forms, folded): light verbs and
+# nouns, auxiliaries, and the question and filler words both share. Search and the situation lookup each add
+# their own (`QUERY_STOP` below, `lookup.STOP`).
+LIGHT_WORDS = frozenset(
+    fold(w)
+    for w in (
+        "為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる",
+        "ない", "て", "た", "出来る", "何", "如何", "何処", "何故", "良い", "いい", "言う", "思う", "貰う",
+        "呉れる", "欲しい", "ちゃう", "此れ", "其れ",
+    )
+)  # fmt: skip
+# A query's own: the question words a judge wraps a query in (〜って何, どうすればいい, 〜できない).
+QUERY_STOP = LIGHT_WORDS | {
+    fold(w) for w in ("何時", "誰", "分かる", "知る", "教える", "下さい", "って", "です", "ます", "彼れ")
+}
+# Question words typed in kana, as SudachiPy normalizes them (どこ, not 何処).
+_KANA_QUESTION = {
+    fold(w) for w in ("どう", "どれ", "どっち", "どちら", "どこ", "いつ", "どんな", "どの", "どういう")
+}
+QUERY_STOP |= _KANA_QUESTION | {
+    # the formal noun こと, and the courtesy and filler words a judge opens with (すみません, ちょっと, えっと)
+    fold(w)
+    for w in ("こと", "幾つ", "すむ", "一寸", "あの", "えっと", "エート", "願う", "質問")
+}
+
+# Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
+QUESTION_WORDS = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")} | _KANA_QUESTION
+# A run of kana that a question ends, as typed: a particle and a question word (〜ってどうなるの, 〜はなに), or
+# 何 (and 誰) with what follows (〜って何, 〜何個): the run is a word of its own, the question is not.
+_KANA_QUESTION_TAIL = (
+    re.compile(
+        "^([ぁ-んァ-ヶー]{2,})((?:って|は|のは)"
+        "(?:(?:なに|なん|どう|どれ|どっち|どちら|どこ|いつ|だれ|いくつ|なぜ)[ぁ-んー]*|[何誰].{0,6}))$"
+    ),
+    re.compile("^([ぁ-んァ-ヶー]{2,})([何誰].{0,6})$"),
+)
+# The counters a judge asks about in kana after なん (なんてん: 何点), by their readings (rendaku included).
+_COUNTERS = {
+    to_katakana(k): v
+    for k, v in {
+    "てん": "点", "にん": "人", "まい": "枚", "かい": "回", "ねん": "年", "ふん": "分", "ぷん": "分",
+    "びょう": "秒", "しょう": "勝", "はい": "敗", "ぱい": "敗", "こ": "個", "ばん": "番", "ど": "度",
+    "じかん": "時間", "せん": "戦", "ほん": "本", "ぼん": "本", "ぽん": "本", "めい": "名", "にち": "日",
+    "しゅう": "週", "ぶ": "部", "さい": "歳",
+    }.items()
+}  # fmt: skip
+_KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(_COUNTERS, key=len, reverse=True)) + ")")
+_HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
+_PARTICLE_CHARS = frozenset("のにをでがはともへ")
+# A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
+_KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
+# What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
+_CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
+
+
+@dataclass
+class Word:
+    """One content word: the forms it can be matched by, its reading, and its surface in the text."""
+
+    surface: str
+    forms: tuple[str, ...]
+    reading: str
+    parts: tuple[str, ...]  # short-unit forms when the long unit splits
+    synonyms: tuple[int, ...] = ()  # SudachiPy synonym group ids (of the word, or of its short units)
+    # a grammatical word in a content word's place: a verb that can be auxiliary right after て/で (〜てくる,
+    # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
+    aux: bool = False
+    suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
+
+
+class Analyzer:
+    """SudachiPy behind a lock: a Sudachi tokenizer cannot be used by two threads at once.
+
+    Each dictionary word is turned into a `Word` once: SudachiPy cuts every text, and the forms, reading,
+    short units and synonym groups of a word it has seen before (same dictionary entry, same surface, same
+    place after て/で) come from a memo rather than from SudachiPy again. A corpus repeats its words, so an
+    index build asks SudachiPy for each word's details about once per distinct word."""
+
+    MEMO_SIZE = 200_000  # distinct words kept (cleared when full)
+
+    def __init__(self) -> None:
+        from sudachipy import Dictionary, SplitMode
+
+        self._split_a = SplitMode.A
+        self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
+        self._lock = threading.Lock()
+        self._memo: dict[tuple, Word] = {}
+        self._pos: dict[int, tuple[bool, bool, bool, bool]] = {}
+
+    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool]:
+        """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
+        numeral) of a part of speech, read once per part-of-speech id."""
+        pid = m.part_of_speech_id()
+        kind = self._pos.get(pid)
+        if kind is None:
+            pos = m.part_of_speech()
+            kind = self._pos[pid] = (
+                pos[0] in _DROP_POS,
+                pos[:2] == ("形状詞", "助動詞語幹"),
+                pos[1] == "非自立可能" and pos[0] == "動詞",
+                pos[0] in ("助詞", "助動詞"),
+                pos[0] == "接尾辞",
+                pos[1] == "数詞",
+            )
+        return kind
+
+    def words(self, text: str) -> list[Word]:
+        out: list[Word] = []
+        memo = self._memo
+        pos_kind = self._pos_kind
+        for line in text.splitlines():
+            for start in range(0, len(line), 4000):  # Sudachi limits one input's size
+                chunk = line[start : start + 4000]
+                if chunk.strip():
+                    with self._lock:
+                        before = None  # (surface, kind) of the morpheme before
+                        for m in self._tokenizer.tokenize(chunk):
+                            kind = pos_kind(m)
+                            surface = m.surface()
+                            if not kind[0]:
+                                # _is_aux, from the part-of-speech kinds (see `Word.aux`)
+                                aux = kind[1] or (
+                                    kind[2]
+                                    and before is not None
+                                    and before[0] in ("て", "で")
+                                    and before[1][3]
+                                    and m.dictionary_form() not in ("見る", "みる")
+                                )
+                                # a suffix after a word (後 in マッチ後), not a counter after a number (2枚)
+                                suffix = kind[4] and before is not None and not before[1][5]
+                                key = (
+                                    m.word_id(),
+                                    m.part_of_speech_id(),
+                                    surface,
+                                    m.reading_form(),
+                                    m.normalized_form(),
+                                    m.dictionary_form(),
+                                    aux,
+                                    suffix,
+                                )
+                                w = memo.get(key)
+                                if w is None:
+                                    if len(memo) >= self.MEMO_SIZE:
+                                        memo.clear()
+                                    w = memo[key] = self._word(m, aux)
+                                    w.suffix = suffix
+                                if w.forms:
+                                    out.append(w)
+                            before = (surface, kind)
+        return out
+
+    def morphemes(self, text: str) -> list[tuple[int, int, str, bool]]:
+        """SudachiPy's morphemes of a short text: (begin, end, folded normalized form, a content word)."""
+        with self._lock:
+            return [
+                (m.begin(), m.end(), fold(m.normalized_form()), not self._pos_kind(m)[0])
+                for m in self._tokenizer.tokenize(text[:4000])
+            ]
+
+    def particle_starts(self, text: str) -> set[int]:
+        """Where SudachiPy reads a particle or an auxiliary beginning in a short text (offsets into it)."""
+        with self._lock:
+            return {m.begin() for m in self._tokenizer.tokenize(text[:4000]) if self._pos_kind(m)[3]}
+
+    def _word(self, m: Morpheme, aux: bool = False) -> Word:
+        surface = m.surface()
+        forms = dict.fromkeys(
+            f for f in (fold(m.normalized_form()), fold(surface), fold(m.dictionary_form())) if f.strip()
+        )
+        short = [p for p in m.split(self._split_a) if p.part_of_speech()[0] not in _DROP_POS]
+        parts = tuple(fold(p.normalized_form()) for p in short)
+        groups = tuple(m.synonym_group_ids()) or tuple(g for p in short for g in p.synonym_group_ids())
+        return Word(
+            surface=surface,
+            forms=tuple(forms),
+            reading=fold(m.reading_form()),
+            parts=parts if len(parts) > 1 else (),
+            synonyms=tuple(dict.fromkeys(groups)),
+            aux=aux,
+        )
+
+
+_analyzer: Analyzer | None = None
+_analyzer_lock = threading.Lock()
+
+
+def analyzer() -> Analyzer:
+    """The process's one analyzer (loading the dictionary takes a moment)."""
+    global _analyzer
+    with _analyzer_lock:
+        if _analyzer is None:
+            _analyzer = Analyzer()
+    return _analyzer
+
+
+def number_terms(numbers: Iterable[str]) -> list[str]:
+    """The index terms of a section's numbers as its game's data writes them (`Corpus.number_keys`, from
+    `_game.yaml`'s `numbering`): each key in every written form (`textnorm.section_number_keys`: 第10章,
+    10章 and ch10 give 10; 6b-iii gives 6.b.3), and the key itself squashed (art3, which no reading finds)."""
+    out: list[str] = []
+    for key in numbers:
+        out += section_number_keys(key)
+        out.append(squash(key))
+    return [t for t in dict.fromkeys(out) if t]
+
+
+# A written section number that says it is one (第/章/節, a letter or a separator between its parts: 6b3, ch10,
+# 7-1), so that it is read as a number at the start of a longer query part (6b3って何, 第11章のペナルティ);
+# a plain 5 there is a count (5枚), not a section.
+_MARKED_NUMBER = re.compile(r"[第章節]|\d\s*[a-zⅰ-ⅿⅠ-Ⅿ]|[a-z]\s*\d|\d\s*[-‐.・]\s*\d|\d[①-⑳]", re.IGNORECASE)
+
+
+def query_number_terms(text: str) -> list[str]:
+    """What a query may be as a section number (the same forms as `number_terms`); [] for a long query.
+    A part of the query that begins with a marked number (`_MARKED_NUMBER`) gives that number too."""
+    raw = squash(text) if any(ch.isdigit() for ch in squash(text)) else ""  # art3; not a plain word
+    keys = section_number_keys(text) if len(squash(text)) <= 16 else []
+    if not keys:
+        for chunk in _CHUNK_BREAK.split(text):
+            if not _MARKED_NUMBER.search(chunk[:12]):
+                continue
+            for end in range(min(len(chunk), 12), 1, -1):  # its longest such start
+                head = chunk[:end]
+                if _MARKED_NUMBER.search(head) and (found := section_number_keys(head)):
+                    keys.extend(found)
+                    break
+    if raw and len(squash(text)) <= 16:
+        keys.append(raw)
+    return list(dict.fromkeys(keys))
+
+
+def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
+    """What loose spellings may stand for, derived from the corpus's own words and readings (docs/corpus.md,
+    "Spelling tolerance"): katakana skeletons and their one-deletion neighbours, Latin words by the consonant
+    classes of how they are said, acronyms by their letters' names."""
+    skeletons: dict[str, list[str]] = {}  # kana skeleton → corpus readings
+    for r in sorted(readings):
+        if len(r) >= 3 and is_kana(r):
+            skeletons.setdefault(kana_skeleton(r), []).append(r)
+    deletes: dict[str, list[str]] = {}
+    for sk in skeletons:
+        if len(sk) >= 4:
+            for d in sorted(deletions(sk)):
+                deletes.setdefault(d, []).append(sk)
+    latin: dict[str, list[str]] = {}
+    letters: dict[str, list[str]] = {}
+    for form in sorted(forms):
+        if form.isascii() and form.isalpha() and len(form) >= 2:
+            if len(form) >= 4:
+                cons = latin_consonants(form)
+                if len(cons) >= 2:
+                    latin.setdefault(cons, []).append(form)
+            if len(form) <= 5:
+                letters.setdefault(spelled_letters(form), []).append(form)
+    return {"skeletons": skeletons, "deletes": deletes, "latin": latin, "letters": letters}
+
+
+def _katakana_word(form: str, shortest: int = 3) -> bool:
+    return len(form) >= shortest and all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in form)
+
+
+def clip_map(pairs: Iterable[str], compounds: Iterable[tuple[str, tuple[str, ...]]]) -> dict[str, list[str]]:
+    """Clipped compounds, as judges shorten two loan words to the starts of each (ダブエリ for ダブル
+    エリミネーション, スイドロ for スイスドロー): each two neighbouring katakana words of the corpus (a word pair,
+    `word_pairs`, or the short units of one long word) by their first two or three characters each → the
+    index term they stand for (`pairs:ダブル|エリミネーション`, `words:<long word>`)."""
+    out: dict[str, list[str]] = {}
+
+    def add(a: str, b: str, term: str) -> None:
+        if not (_katakana_word(a) and _katakana_word(b)):
+            return
+        for i in (2, 3):
+            for j in (2, 3):
+                if len(a) > i and len(b) > j and a[i - 1] != "ー" and b[j - 1] != "ー":
+                    key = a[:i] + b[:j]
+                    if term not in out.setdefault(key, []):
+                        out[key].append(term)
+
+    for p in pairs:
+        a, _, b = p.partition("|")
+        add(a, b, "pairs:" + p)
+    for form, parts in compounds:
+        for a, b in zip(parts, parts[1:], strict=False):
+            add(a, b, "words:" + form)
+    return out
+
+
+_KANJI_WORD = re.compile(r"[\u4e00-\u9fff々]{2,4}")
+_KANJI_THEN_KANA = re.compile(r"([\u4e00-\u9fff々]{1,4})([ァ-ヶー]*)")
+_NO_READING_START = frozenset("ャュョァィゥェォッンーヮヵヶ")
+
+
+def _reading_splits(reading: str, n: int) -> Iterator[tuple[str, ...]]:
+    """The ways to cut a reading into n pieces of one to four kana, none starting with a small kana, ン or ー."""
+    if n == 1:
+        if 1 <= len(reading) <= 4 and reading[0] not in _NO_READING_START:
+            yield (reading,)
+        return
+    for k in range(1, min(4, len(reading) - n + 1) + 1):
+        if reading[0] in _NO_READING_START:
+            return
+        for rest in _reading_splits(reading[k:], n - 1):
+            yield (reading[:k], *rest)
+
+
+def kanji_readings(reading_surfaces: dict[str, Iterable[str]], rounds: int = 4) -> dict[str, list[str]]:
+    """How the corpus reads each of its kanji, from its words' readings (the lexicon's reading → surfaces):
+    each word of one to four kanji (okurigana after them cut off its reading) is cut into one piece of its
+    reading per kanji in every way it can be, and the pieces are weighed by how well they agree with the
+    other words' (a few rounds of expectation-maximisation: 処理, 管理 and 理由 agree that 理 reads リ). The
+    pieces that carry a quarter of the kanji's best piece's weight and half a word's or more are kept."""
+    items: list[tuple[str, list[tuple[str, ...]]]] = []
+    for reading, surfaces in sorted(reading_surfaces.items()):
+        for surface in surfaces:
+            m = _KANJI_THEN_KANA.fullmatch(surface)
+            if not m:
+                continue
+            kanji, tail = m.groups()
+            if tail and not reading.endswith(tail):
+                continue
+            cuts = list(_reading_splits(reading[: len(reading) - len(tail)], len(kanji)))
+            if cuts:
+                items.append((kanji, cuts))
+    prob: dict[str, dict[str, float]] | None = None
+    votes: dict[str, dict[str, float]] = {}
+    for _ in range(rounds):
+        votes = {}
+        for kanji, cuts in items:
+            if prob is None:
+                weights = [1.0] * len(cuts)
+            else:
+                weights = []
+                for cut in cuts:
+                    w = 1.0
+                    for ch, piece in zip(kanji, cut, strict=True):
+                        w *= prob[ch].get(piece, 0.0) + 1e-3
+                    weights.append(w)
+            total = sum(weights)
+            for cut, w in zip(cuts, weights, strict=True):
+                for ch, piece in zip(kanji, cut, strict=True):
+                    per = votes.setdefault(ch, {})
+                    per[piece] = per.get(piece, 0.0) + w / total
+        prob = {ch: {p: x / sum(v.values()) for p, x in v.items()} for ch, v in votes.items()}
+    out = {}
+    for ch, v in sorted(votes.items()):
+        top = max(v.values())
+        kept = sorted((p for p, x in v.items() if x >= 0.25 * top and x >= 0.5), key=lambda p: (-v[p], p))
+        if kept:
+            out[ch] = kept
+    return out
+
+
+def kanji_masks(forms: Iterable[str], pairs: Iterable[str]) -> dict[str, list[str]]:
+    """The corpus's words of two to four kanji, and two neighbouring words that make one (観戦|者), by each
+    spelling with one kanji left out (観?者): what a query word with one wrong kanji of the same reading may
+    be (観選者, 権理). → the index terms they stand for (`words:権利`, `pairs:観戦|者`)."""
+    out: dict[str, list[str]] = {}
+
+    def add(word: str, term: str) -> None:
+        for i in range(len(word)):
+            key = word[:i] + "?" + word[i + 1 :]
+            if term not in out.setdefault(key, []):
+                out[key].append(term)
+
+    have = set()
+    for f in sorted(forms):
+        if _KANJI_WORD.fullmatch(f):
+            have.add(f)
+            add(f, "words:" + f)
+    for p in sorted(pairs):
+        a, _, b = p.partition("|")
+        if _KANJI_WORD.fullmatch(a + b) and a + b not in have:
+            add(a + b, "pairs:" + p)
+    return out
+
+
+def _weighted(q: Q.Query, weight: float) -> Q.Query:
+    """The query with its score multiplied by `weight`. Whoosh ignores the boost of a compound of one
+    query (it runs the child alone), so the weight goes down to the first query that uses it."""
+    while isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) == 1:
+        q = q.subqueries[0]
+    copied = object.__new__(type(q))  # a shallow copy (what copy.copy makes of a query, without its detour)
+    copied.__dict__.update(q.__dict__)
+    copied.boost = q.boost * weight
+    return copied
+
+
+def _katakana(ch: str) -> bool:
+    """One katakana character (or the long-vowel mark): not a word boundary inside a katakana word."""
+    return len(ch) == 1 and ("\u30a1" <= ch <= "\u30fa" or ch == "ー")
+
+
+def _inside_katakana_word(text: str, a: int, b: int) -> bool:
+    """Whether text[a : b + 1] begins or ends inside a longer katakana word (ペナ in ペナルティ)."""
+    return (_katakana(text[a]) and _katakana(text[a - 1 : a] if a else "")) or (
+        _katakana(text[b]) and _katakana(text[b + 1 : b + 2])
+    )
+
+
+def _without_question_tail(chunk: str, words: list[Word]) -> str:
+    """A run of kana without the question it ends with (ダイバーってなに → ダイバー): cut after the last content
+    word that a question word follows; the run as typed when no question word ends it (まきもどし)."""
+    pos, end, tail = 0, None, False
+    for w in words:
+        at = chunk.find(w.surface, pos)
+        if at < 0:
+            return chunk
+        pos = at + len(w.surface)
+        if w.forms[0] in _KANA_QUESTION and at == end:
+            # a question word in kana right after a word, with no particle between, may be part of it
+            # (でんどう is 殿堂, not でん + どう)
+            end, tail = pos, False
+        elif w.forms[0] in QUESTION_WORDS:
+            tail = True
+        elif w.forms[0] not in QUERY_STOP:
+            end, tail = pos, False
+    return chunk[:end] if tail and end else chunk
+
+
+# Words of a title that name no topic: how headings are worded (〜に関して, 〜について, 〜による, 〜の皆さんへ).
+TITLE_LIGHT = {
+    fold(w)
+    for w in ("関する", "付く", "因る", "依る", "対する", "当たる", "於ける", "皆", "さん", "第", "章", "節")
+}
+NUMBERING = re.compile(r"[0-9]+|[a-z]{1,2}|[ivxlc]+")
+
+
+_KANJI_RE = re.compile(r"[\u4e00-\u9fff々]")
+
+
+def kanji_stem(surface: str) -> str:
+    """A word's kanji, when it has two or more: the words of one family share them whatever their okurigana
+    and inflection (繰り下がる, 繰り下げ, 繰下げ → 繰下; 間違えて, 間違い → 間違)."""
+    stem = "".join(_KANJI_RE.findall(surface))
+    return stem if len(stem) >= 2 else ""
+
+
+def word_stem(w: Word) -> str:
+    """A word's kanji family (`kanji_stem`): of its surface, or, when it is written in kana, of its
+    dictionary's normalized form (まちがえて → 間違える → 間違)."""
+    return kanji_stem(w.surface) or kanji_stem(w.forms[0])
+
+
+def title_topic(words: list[Word]) -> str:
+    """A title's topic as one term: its words' first forms, sorted, without the section number and the
+    heading's wording (Ⅰ. シャッフルに関して → シャッフル). A query whose words are the topic, and nothing else
+    of the title is missing, asks for that section rather than for one that mentions the words."""
+    forms = {
+        w.forms[0]
+        for w in words
+        if w.forms[0] not in TITLE_LIGHT
+        and w.forms[0] not in QUERY_STOP
+        and not NUMBERING.fullmatch(w.forms[0])
+    }
+    return "|".join(sorted(forms))
+
+
+def word_pairs(words: list[Word]) -> list[str]:
+    """Each two neighbouring words (their first form), the order kept: where a query's words stand side by
+    side in a section, as they do in the judge's phrase, the section is the likelier answer."""
+    return [f"{a.forms[0]}|{b.forms[0]}" for a, b in zip(words, words[1:], strict=False)]
+
+
+def _bigrams(text: str) -> list[str]:
+    s = squash(text)
+    return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])

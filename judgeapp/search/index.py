@@ -1,0 +1,184 @@
+"""An opened index: the query built (`QueryBuilding`), evaluated, and its snippets made."""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import json
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+from whoosh import index as whoosh_index
+
+from ..textnorm import (
+    clean_query,
+    fold,
+    squash,
+)
+from .evaluate import _MARKED_FIELDS, _Evaluator
+from .query import QueryBuilding
+from .schema import WEIGHT, Hit, Results
+from .snippets import _best_window, _escape, _Gapless, _Marker, _span_end
+
+if TYPE_CHECKING:
+    pass
+
+
+class SearchIndex(QueryBuilding):
+    """An opened index: `search()` is safe to call from many threads."""
+
+    CACHE_SIZE = 2048  # recent answers kept (a few MB at most)
+
+    def __init__(self, path: str | Path, synonyms: list[tuple[list[str], list[str]]] | None = None):
+        self.path = Path(path)
+        self.ix = whoosh_index.open_dir(str(self.path))
+        lex = json.loads((self.path / "lexicon.json").read_text(encoding="utf-8"))
+        self.lexicon: dict[str, dict[str, list[str]]] = lex
+        self._open_query(lex, synonyms)
+        self._evaluator = _Evaluator(self.ix, lex.get("terms"))
+        # Each section folded once, for the snippets.
+        self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
+        self._gapless: dict[int, _Gapless] = {}  # each section's folded text without gaps (`_Gapless`)
+        # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
+        self._section_weight = np.array(
+            [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
+        )
+        self._cache: OrderedDict[tuple, Results] = OrderedDict()
+        self._cache_lock = threading.Lock()
+
+    # running
+
+    def search(self, query: str, game: str | None = None, limit: int = 10) -> Results:
+        """Sections matching a judge's query, best first (answers for recent queries are kept: judges at one
+        event search the same words, and the index does not change while the process runs)."""
+        key = (clean_query(query), game, max(1, min(int(limit), 100)))
+        with self._cache_lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        results = self.search_uncached(query, game, limit)
+        with self._cache_lock:
+            self._cache[key] = results
+            if len(self._cache) > self.CACHE_SIZE:
+                self._cache.popitem(last=False)
+        return results
+
+    def search_uncached(self, query: str, game: str | None = None, limit: int = 10) -> Results:
+        """Sections matching a judge's query, best first; never raises on what a user typed.
+
+        One query with every signal at once (`query()`), evaluated once over the index."""
+        text = clean_query(query)
+        limit = max(1, min(int(limit), 100))
+        if not text:
+            return Results(query=text, total=0, hits=[])
+        q = self.query(text)
+        if q is None:
+            return Results(query=text, total=0, hits=[])
+        ev = self._evaluator
+        # (as `Require(q, Term("game", game))`), each section's score times its weight
+        total, at = ev.best(q, game or None, limit, self._section_weight)
+        needle = squash(text)
+        hits: list[Hit] = []
+        short = len(needle) <= 1
+        top = list(at)
+        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None)
+        if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
+            every.add(("needle", needle))
+        marker = self._marker(every, short)
+        for docnum in top:
+            f = ev.stored[docnum]
+            hits.append(
+                Hit(
+                    id=f["id"],
+                    game=f["game"],
+                    doc=f["doc"],
+                    title=f["title_text"],
+                    doc_title=f["doc_title"],
+                    score=round(at[docnum], 3),
+                    snippet=self._snippet(
+                        f["text"] or f["title_text"],
+                        every,
+                        short=short,
+                        folded=self._folded[docnum],
+                        gapless=self._gapless_of(docnum),
+                        marker=marker,
+                    ),
+                )
+            )
+        return Results(query=text, total=total, hits=hits)
+
+    # snippets
+
+    def _gapless_of(self, docnum: int) -> _Gapless:
+        """A section's `_Gapless` (made on first use, kept: bounded by the index's sections)."""
+        hit = self._gapless.get(docnum)
+        if hit is None:
+            hit = self._gapless[docnum] = _Gapless(self._folded[docnum])
+        return hit
+
+    def _surfaces(self, terms: set[tuple[str, str]], short: bool = False) -> list[str]:
+        out: set[str] = set()
+        for field, term in terms:
+            if field in ("words", "title"):
+                out.add(term)
+                out.update(self.lexicon["words"].get(term, ()))
+            elif field in ("reading", "syn"):
+                out.update(self.lexicon.get(field, {}).get(term, ()))
+        # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
+        return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
+
+    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> _Marker | None:
+        """What marks every surface of the query's matched terms (built once a query)."""
+        branches = [(re.escape(x), x, False) for x in self._surfaces(terms, short)]
+        branches += [
+            ("[・･ー\\s]*".join(re.escape(ch) for ch in t), t, True) for f, t in terms if f == "needle"
+        ]
+        branches.sort(key=lambda b: len(b[0]), reverse=True)
+        return _Marker([(text, needle) for _, text, needle in branches]) if branches else None
+
+    def _snippet(
+        self,
+        text: str,
+        terms: set[tuple[str, str]],
+        width: int = 110,
+        short: bool = False,
+        folded: str | None = None,
+        marker: _Marker | None = None,
+        gapless: _Gapless | None = None,
+    ) -> str:
+        """A short passage with the matched words in <mark>; everything else escaped."""
+        folded = fold(text) if folded is None else folded
+        marks = marker if marker is not None else self._marker(terms, short)
+        spans = marks.spans(folded, gapless) if marks is not None else []
+        start = 0
+        if spans:
+            # The window that holds the most marks (spans come in order of their start).
+            start = max(0, _best_window(spans, width) - 20)
+        end = min(len(text), start + width)
+        out = ["…" if start > 0 else ""]
+        pos = start
+        # (the spans do not overlap, in order: their ends too; the first that ends after the window's start,
+        # up to the first that starts at its end or after)
+        first = bisect.bisect_right(spans, start, key=_span_end) if spans and spans[0][1] <= start else 0
+        window = text[start:end]
+        if "&" in window or "<" in window or ">" in window or '"' in window or "'" in window:
+            esc = _escape
+        else:  # (no piece of the window has a character to escape: each is as it is)
+            esc = str
+        for a, b in itertools.islice(spans, first, None):
+            if a >= end:
+                break
+            a, b = max(a, start), min(b, end)
+            if a < pos:
+                continue
+            out.append(esc(text[pos:a]))
+            out.append("<mark>" + esc(text[a:b]) + "</mark>")
+            pos = b
+        out.append(esc(text[pos:end]))
+        out.append("…" if end < len(text) else "")
+        return "".join(out).replace("\n", " ")

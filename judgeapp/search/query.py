@@ -1,0 +1,760 @@
+"""From a judge's words to one query with every signal (words, readings, synonyms, spellings, numbers,
+characters), built in code, never parsed."""
+
+from __future__ import annotations
+
+import bisect
+import copy
+import dataclasses
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from whoosh import query as Q
+
+from ..textnorm import (
+    deletions,
+    fold,
+    is_kana,
+    kana_consonants,
+    kana_skeleton,
+    squash,
+    squash_map,
+    to_katakana,
+)
+from .analysis import (
+    _CHUNK_BREAK,
+    _COUNTERS,
+    _HIRAGANA_RUN,
+    _KANA_COUNT_QUESTION,
+    _KANA_QUESTION_TAIL,
+    _KANJI_RE,
+    _KANJI_WORD,
+    _KATAKANA_THEN_HIRAGANA,
+    _PARTICLE_CHARS,
+    QUERY_STOP,
+    Word,
+    _bigrams,
+    _inside_katakana_word,
+    _katakana_word,
+    _weighted,
+    _without_question_tail,
+    analyzer,
+    query_number_terms,
+    spelling_maps,
+    title_topic,
+    word_pairs,
+    word_stem,
+)
+from .schema import FIELD_BOOST, WEIGHT
+
+if TYPE_CHECKING:
+    pass
+
+
+@dataclass
+class QueryWord:
+    """One word of a judge's query, analysed once: what it is matched by."""
+
+    word: Word
+    kana: bool  # typed in kana (its reading is matched too)
+    chunk: str = ""  # the run of kana it is, when the whole run is matched as one word
+    # the texts' phrases for it when it is a judge's word of rules_corpus/synonyms.yaml (出禁: 出場停止)
+    phrases: tuple[Q.Query, ...] = ()
+
+
+class QueryBuilding:
+    """`SearchIndex`'s query side: a judge's text analysed once and made into one Whoosh query."""
+
+    def _open_query(self, lex: dict, synonyms: list[tuple[list[str], list[str]]] | None) -> None:
+        """What the query side keeps from the lexicon and the synonym list, made once when the index opens."""
+        self.readings = set(lex["reading"])
+        self.max_reading = max((len(r) for r in self.readings), default=1)
+        self._sorted_readings = sorted(self.readings)
+        lengths: dict[str, set[int]] = {}  # the lengths (2+) of the readings starting with each character
+        for r in self.readings:
+            if len(r) >= 2:
+                lengths.setdefault(r[0], set()).add(len(r))
+        self._reading_lengths = {ch: sorted(ls, reverse=True) for ch, ls in lengths.items()}
+        self.synonyms = synonyms or []
+        self.analyzer = analyzer()
+        self._analysed: dict[str, list[Word]] = {}
+        self._index_synonyms()
+        self._index_spellings()
+        # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana
+        self._loan_readings = frozenset(
+            r
+            for r, surfaces in lex["reading"].items()
+            if len(r) >= 2 and any(_katakana_word(fold(x), 2) for x in surfaces)
+        )
+
+    def _words(self, text: str) -> list[Word]:
+        """The analysis of a short text, kept (synonym keys and phrases are analysed once)."""
+        hit = self._analysed.get(text)
+        if hit is None:
+            hit = self._analysed[text] = self.analyzer.words(text)
+        return hit
+
+    def _index_synonyms(self) -> None:
+        """The synonym list's keys, indexed: by their squashed spelling and by their first word's form."""
+        self._synonym_by_key: dict[str, list[int]] = {}
+        self._synonym_by_lemma: dict[str, list[tuple[list[str], int]]] = {}
+        self._synonym_by_reading: dict[str, list[int]] = {}
+        self._phrases: list[list[list[Word]]] = []
+        self._phrase_built: dict[tuple[int, bool], list[Q.Query]] = {}  # (entry, one word): `_phrase_queries`
+        self._entry_keys: list[set[str]] = []  # what one query word may be to be an entry's key
+        for i, (keys, means) in enumerate(self.synonyms):
+            self._phrases.append([self._words(m) for m in means])
+            self._entry_keys.append(set())
+            for k in keys:
+                key = squash(k)
+                if key:
+                    self._synonym_by_key.setdefault(key, []).append(i)
+                    self._entry_keys[i].add(key)
+                lemmas = [w.forms[0] for w in self._words(k)]
+                if lemmas:
+                    self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
+                if len(lemmas) == 1:
+                    self._entry_keys[i].add(lemmas[0])
+                # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
+                reading = "".join(w.reading for w in self._words(k))
+                if len(reading) >= 3:
+                    self._synonym_by_reading.setdefault(reading, []).append(i)
+                    self._entry_keys[i].add(reading)
+        self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
+        # the lengths of the keys beginning with each character, shortest first (the only slices to try)
+        lengths: dict[str, set[int]] = {}
+        for key in self._synonym_by_key:
+            lengths.setdefault(key[0], set()).add(len(key))
+        self._key_lengths = {ch: sorted(ls) for ch, ls in lengths.items()}
+        self._reading_rank = {r: i for i, r in enumerate(self._synonym_by_reading)}
+        reading_lengths: dict[str, set[int]] = {}
+        for r in self._synonym_by_reading:
+            reading_lengths.setdefault(r[0], set()).add(len(r))
+        self._reading_key_lengths = {ch: sorted(ls) for ch, ls in reading_lengths.items()}
+
+    def _index_spellings(self) -> None:
+        """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
+        maps = self.lexicon.get("spellings") or spelling_maps(self.readings, self.lexicon["words"])
+        self._skeletons = maps["skeletons"]
+        self._skeleton_deletes = maps["deletes"]
+        self._max_skeleton = max((len(k) for k in self._skeletons), default=1)
+        self._sorted_skeletons = sorted(self._skeletons)
+        self._latin = maps["latin"]
+        self._letters = maps["letters"]
+        self._clips = maps.get("clips", {})
+        self._kanji_readings = {ch: frozenset(rs) for ch, rs in maps.get("kanji_readings", {}).items()}
+        self._kanji_masks = maps.get("kanji_masks", {})
+
+    def analyse(self, text: str) -> list[QueryWord]:
+        """The query's content words, analysed once (a run of kana is also kept whole)."""
+        return self._analyse(text)[0]
+
+    def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None, str]:
+        """`analyse`, SudachiPy's words of the whole text when the text is one chunk (None otherwise), so
+        that the word pairs need not cut it again, and the parts of the text that hold the query's words
+        (without the question and courtesy parts: their character pairs are no part of an answer)."""
+        out: list[QueryWord] = []
+        content: list[str] = []
+        chunks = []
+        for c in _CHUNK_BREAK.split(text):
+            # SudachiPy may read a run of kana wrongly (しーるど|って, ありすそふ|と|は): the question it ends
+            # with, as typed, is cut from it first
+            m = _KANA_QUESTION_TAIL[0].match(c) or _KANA_QUESTION_TAIL[1].match(c)
+            for part in m.groups() if m else [c] if c else []:
+                # a katakana word with hiragana after it (スコアキーパいないと): two parts, so that the
+                # katakana word is matched, spelling and all, as a word of its own
+                k = _KATAKANA_THEN_HIRAGANA.match(part)
+                for piece in k.groups() if k else [part]:
+                    chunks.extend(x for y in self._loan_words_apart(piece) for x in self._readings_apart(y))
+        whole_text = None
+        for chunk in chunks:
+            counted = _KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
+            if counted:  # なんてん, なんにん: 何点, 何人 typed in kana, the counter asked for (it ranks only)
+                counter = _COUNTERS[counted.group(1)]
+                out.extend(
+                    QueryWord(dataclasses.replace(x, suffix=True), kana=False)
+                    for x in self.analyzer.words(counter)
+                )
+                content.append(counter)
+                continue
+            analysed = self.analyzer.words(chunk)
+            if len(chunks) == 1 and chunk == text:
+                whole_text = analysed  # the text as typed, question and all (its word pairs)
+            if is_kana(chunk):
+                cut = _without_question_tail(chunk, analysed)
+                if cut != chunk:
+                    chunk, analysed = cut, self.analyzer.words(cut)
+            words = [
+                x for w in analysed if w.forms[0] not in QUERY_STOP for x in self._without_question_word(w)
+            ]
+            if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
+                continue  # only light, question or courtesy words (すみません, なに), or particles (とは)
+            if words or is_kana(chunk):
+                content.append(chunk)
+            if is_kana(chunk):
+                k = fold(to_katakana(chunk))
+                whole = Word(surface=chunk, forms=(k,), reading=k, parts=tuple(w.forms[0] for w in words))
+                whole.synonyms = tuple(g for w in words for g in w.synonyms) if len(words) == 1 else ()
+                out.append(QueryWord(whole, kana=True, chunk=chunk))
+            else:
+                out.extend(self._reading_typos(chunk, words))
+        return out[:24], whole_text, " ".join(content)
+
+    def _reading_typos(self, chunk: str, words: list[Word]) -> list[QueryWord]:
+        """The query words of a chunk, where two or three neighbouring words of kanji, side by side as typed,
+        that make no word of the corpus and are not all its words (SudachiPy cuts a typo into what it
+        knows: 観|選者, 権|理) are the corpus's word of two to four kanji with one kanji wrong, of the same
+        reading, as a phone's kana-to-kanji conversion picks it (観戦者, 権利): the pieces are then one word of
+        the query, with that word among its alternatives (`_same_reading`), at the spelling weight. A single
+        dictionary word is left as it is (一節 is not 一切: the judge may mean the word typed)."""
+        out: list[QueryWord] = []
+        known = self.lexicon["words"]
+        i = 0
+        while i < len(words):
+            for n in (3, 2):
+                window = words[i : i + n]
+                if len(window) < n:
+                    continue
+                s = "".join(w.surface for w in window)
+                if not _KANJI_WORD.fullmatch(s) or s in known or s not in chunk:
+                    continue
+                if all(any(f in known for f in w.forms) for w in window):
+                    continue  # correct words side by side (出場 停止)
+                alts = self._same_reading(s)
+                if not alts:
+                    continue
+                merged = Word(
+                    surface=s,
+                    forms=(s,),
+                    reading="".join(w.reading for w in window),
+                    parts=tuple(w.forms[0] for w in window),
+                )
+                out.append(QueryWord(merged, kana=False, phrases=tuple(alts)))
+                i += n
+                break
+            else:
+                out.append(QueryWord(words[i], kana=is_kana(words[i].surface)))
+                i += 1
+        return out
+
+    def _same_reading(self, s: str) -> list[Q.Query]:
+        """The corpus's words (or two neighbouring words that make one) that a kanji spelling the corpus lacks
+        may stand for: the same length, one kanji other, and that kanji and the typed one read alike in the
+        corpus's words (`kanji_readings`; exactly: 同 ドウ is not 統 トウ). At most three;
+        each weighs as one word at the spelling weight, in the text or the title."""
+        found: list[str] = []
+        readings = self._kanji_readings
+        typed = [readings.get(ch, frozenset()) for ch in s]
+        for i in range(len(s)):
+            if not typed[i]:
+                continue
+            for term in self._kanji_masks.get(s[:i] + "?" + s[i + 1 :], ()):
+                word = term.partition(":")[2].replace("|", "")
+                if typed[i] & readings.get(word[i], frozenset()) and term not in found:
+                    found.append(term)
+        if not 0 < len(found) <= 3:
+            return []
+        out: list[Q.Query] = []
+        for term in found:
+            field, _, text = term.partition(":")
+            both = [
+                Q.Or([Q.Term("words", x), Q.Term("title", x, boost=FIELD_BOOST["title"])])
+                for x in text.split("|")
+            ]
+            out.append(_weighted(Q.And(both) if len(both) > 1 else both[0], WEIGHT["fuzzy"] / len(both)))
+        return out
+
+    def _loan_words_apart(self, chunk: str) -> list[str]:
+        """A loan word typed in hiragana beside other characters (どらふと中に): its run of hiragana starts
+        with the reading of a katakana word of the corpus (three characters or more, the longest), which
+        SudachiPy would cut into unrelated words (どら|ふと); that word is a part of its own."""
+        if is_kana(chunk):
+            return [chunk]
+        for m in _HIRAGANA_RUN.finditer(chunk):
+            run = m.group()
+            spoken = to_katakana(run)  # (a hiragana run's katakana is folded already)
+            # at the run's start, or after a particle that begins it (大会のるーる)
+            for start in (0, 1) if run[0] in _PARTICLE_CHARS else (0,):
+                for end in range(min(len(run), start + self.max_reading), start + 2, -1):
+                    if spoken[start:end] in self._loan_readings:
+                        a, b = m.start() + start, m.start() + end
+                        return [x for x in (chunk[:a], chunk[a:b]) if x] + self._loan_words_apart(chunk[b:])
+        return [chunk] if chunk else []
+
+    def _readings_apart(self, chunk: str) -> list[str]:
+        """A word typed in hiragana that SudachiPy misreads (相手がこうちく: こう|ちく; けいこくした): a run of
+        hiragana that starts (or starts after one particle; after a kanji only after one, else it is
+        okurigana) with the reading of one of the corpus's words, three characters or more, the longest, is a
+        part of its own (then matched by reading, as a run of kana is), unless SudachiPy reads the corpus's
+        word there, a word across its edge (のぞき見), or only light words and particles there (している is not
+        指定 + る). A run of kana on its own is cut so only before grammar (けいこく|した), not before a word."""
+        for m in _HIRAGANA_RUN.finditer(chunk):
+            run, at = m.group(), m.start()
+            after_kanji = at > 0 and bool(_KANJI_RE.match(chunk[at - 1]))
+            starts = (1,) if after_kanji else (0, 1)
+            spoken = to_katakana(run)
+            for start in starts:
+                if start and run[0] not in _PARTICLE_CHARS:
+                    continue
+                end = next(
+                    (
+                        e
+                        for e in range(min(len(run), start + self.max_reading), start + 2, -1)
+                        if spoken[start:e] in self.readings
+                    ),
+                    0,
+                )
+                if not end:
+                    continue
+                a, b = at + start, at + end
+                if a == 0 and b == len(chunk):
+                    return [chunk]
+                if not self._misread(chunk, a, b):
+                    break
+                if is_kana(chunk) and (a > 0 or not self._grammar(chunk[b:])):
+                    break  # a run of kana is cut only before grammar (けいこく|した), not before a word
+                return [x for x in (chunk[:a], chunk[a:b]) if x] + self._readings_apart(chunk[b:])
+        return [chunk] if chunk else []
+
+    def _grammar(self, kana: str) -> bool:
+        """Whether SudachiPy reads a short run of kana as particles, auxiliaries and light words only (した,
+        について), and it holds no long-vowel mark (かーど is a word SudachiPy does not read)."""
+        return "ー" not in kana and all(
+            not is_content or form in QUERY_STOP for _, _, form, is_content in self.analyzer.morphemes(kana)
+        )
+
+    def _misread(self, chunk: str, a: int, b: int) -> bool:
+        """Whether SudachiPy reads chunk[a:b] (a corpus reading typed in hiragana) as no word of the corpus
+        and not as grammar only: some content word of its overlaps it, none of them is the corpus's."""
+        content = False
+        words = self.lexicon["words"]
+        for begin, end, form, is_content in self.analyzer.morphemes(chunk):
+            if end <= a or begin >= b or not is_content or form in QUERY_STOP:
+                continue
+            if begin < a or end > b:
+                return False  # a word across the run's edge (のぞき見): SudachiPy reads the run otherwise
+            if a <= begin and end <= b and end - begin >= 2 and form in words:
+                return False
+            content = True
+        return content
+
+    def _only_particles(self, chunk: str) -> bool:
+        """A short run of hiragana that SudachiPy reads as particles only and that is no reading of the
+        corpus (とは, には, のは after a word): it adds nothing to the query."""
+        return (
+            len(chunk) <= 3
+            and all("\u3041" <= ch <= "\u309f" for ch in chunk)
+            and fold(to_katakana(chunk)) not in self.readings
+        )
+
+    def _without_question_word(self, w: Word) -> list[Word]:
+        """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
+        has where it gives the answer (５枚, 3 年)."""
+        if len(w.parts) > 1 and w.parts[0] in QUERY_STOP and fold(w.surface).startswith(w.parts[0]):
+            rest = [
+                x for x in self.analyzer.words(w.surface[len(w.parts[0]) :]) if x.forms[0] not in QUERY_STOP
+            ]
+            # a counter asked for: it ranks, it is not required (a copy: the analyzer's words are shared)
+            return [dataclasses.replace(x, suffix=True) for x in rest]
+        return [w]
+
+    def _spellings(self, k: str) -> list[str]:
+        """Corpus readings a katakana spelling may stand for when the corpus does not have it as written."""
+        if k in self.readings or len(k) < 3:
+            return []
+        sk = kana_skeleton(k)
+        found = list(self._skeletons.get(sk, ()))
+        if len(sk) >= 4:
+            for cand in [sk, *deletions(sk)]:
+                for near in self._skeleton_deletes.get(cand, ()):
+                    found.extend(self._skeletons[near])
+                if cand != sk:
+                    found.extend(self._skeletons.get(cand, ()))
+        if not found and is_kana(k):
+            found = self._truncated(k)
+        return list(dict.fromkeys(found))[:8]
+
+    def _truncated(self, k: str) -> list[str]:
+        """Corpus readings a katakana word is the clipped start of, as judges clip loan words (レギュ for
+        レギュレーション): at least three characters typed and two left off, and only when few words fit."""
+        if len(k) < 3 or not all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in k):
+            return []
+        i = bisect.bisect_left(self._sorted_readings, k)
+        out: list[str] = []
+        while i < len(self._sorted_readings) and self._sorted_readings[i].startswith(k):
+            if len(self._sorted_readings[i]) >= len(k) + 2:
+                out.append(self._sorted_readings[i])
+            i += 1
+        sk = kana_skeleton(k)
+        if not out and len(sk) >= 3:  # clipped and loosely spelt (トナメ: トーナメント, the ー dropped)
+            i = bisect.bisect_left(self._sorted_skeletons, sk)
+            while i < len(self._sorted_skeletons) and self._sorted_skeletons[i].startswith(sk):
+                if len(self._sorted_skeletons[i]) >= len(sk) + 2:
+                    out.extend(self._skeletons[self._sorted_skeletons[i]])
+                i += 1
+        return out if len(out) <= 3 else []
+
+    def _compound_head(self, k: str) -> str:
+        """The corpus's loan word that ends a katakana compound the corpus does not have (イカサマダイス →
+        ダイス, ライフメモ → メモ): a Japanese compound names a kind of its last word. The longest such reading,
+        two characters or more, with two or more before it; "" when none."""
+        if len(k) < 4 or not all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in k):
+            return ""
+        for start in range(2, len(k) - 1):
+            if k[start] != "ー" and k[start:] in self._loan_readings:
+                # a word most sections have (カード) says nothing of which one is meant
+                common = len(self._evaluator.postings("reading", k[start:])[0]) > 0.1 * self._evaluator.n
+                return "" if common else k[start:]
+        return ""
+
+    def _latin_names(self, k: str) -> list[str]:
+        """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
+        out = list(self._letters.get(squash(k), ()))
+        cons = kana_consonants(k)
+        if len(cons) >= 2:
+            out += self._latin.get(cons, ())
+        return out
+
+    def _word_query(
+        self,
+        qw: QueryWord,
+        mode: str = "and",
+        alternatives: tuple[list[Q.Query], list[Q.Query]] | None = None,
+    ) -> Q.Query:
+        """What one word of the query is matched by: its alternatives (`_word_alternatives`, or those given,
+        made once for both modes) and its short units, all of them (`and`) or any (`or`)."""
+        head, tail = alternatives if alternatives is not None else self._word_alternatives(qw)
+        parts = [Q.Term("words", p) for p in qw.word.parts]
+        if not parts:
+            return Q.Or([*head, *tail])
+        return Q.Or([*head, Q.And(parts) if mode == "and" else Q.Or(parts, boost=0.5), *tail])
+
+    def _word_alternatives(self, qw: QueryWord) -> tuple[list[Q.Query], list[Q.Query]]:
+        """A word's alternatives other than its short units: those that come before them, those after (the
+        same for `_word_query`'s two modes)."""
+        w = qw.word
+        alts: list[Q.Query] = []
+        for f in w.forms:
+            alts.append(Q.Term("words", f, boost=FIELD_BOOST["words"]))
+            alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
+        if qw.kana:
+            alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
+        if qw.chunk and not qw.phrases:  # (a judge's word read whole is not cut: かけごと is not かけ + ごと)
+            pieces = self._segment_reading(w.reading)
+            if len(pieces) > 1:
+                alts.append(Q.And([Q.Term("reading", p, boost=WEIGHT["segments"]) for p in pieces]))
+            elif not pieces and w.reading not in self.readings:
+                # the run cut into the corpus's words by their skeletons (シングルエリミネーッション)
+                near = self._segment_skeleton(w.reading)
+                if len(near) > 1:
+                    alts.append(
+                        Q.And(
+                            [Q.Or([Q.Term("reading", r) for r in rs]) for rs in near], boost=WEIGHT["fuzzy"]
+                        )
+                    )
+        head, alts = alts, []
+        for g in w.synonyms:
+            alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
+        alts.extend(qw.phrases)
+        if (
+            (qw.kana or is_kana(w.surface))
+            and w.reading not in self.readings
+            and w.forms[0] not in self.lexicon["words"]
+        ):
+            for r in self._spellings(w.reading):
+                alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(r, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
+            for name in self._latin_names(w.reading):
+                alts.append(Q.Term("words", name, boost=WEIGHT["fuzzy"]))
+            last = "" if qw.phrases else self._compound_head(w.reading)
+            if last:  # a compound the corpus lacks, by its last word (イカサマダイス: a ダイス)
+                alts.append(Q.Term("reading", last, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(last, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
+            clipped = self._clips.get(w.reading, ())
+            if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
+                for term in clipped:
+                    field, _, text = term.partition(":")
+                    # both words (in the text or the title), weighing as one word together
+                    both = [
+                        Q.Or([Q.Term("words", x), Q.Term("title", x, boost=FIELD_BOOST["title"])])
+                        for x in text.split("|")
+                    ]
+                    alts.append(_weighted(Q.And(both), WEIGHT["fuzzy"] / len(both)))
+        stem = word_stem(w)
+        if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
+            # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
+            alts.append(Q.Term("kanji", stem, boost=WEIGHT["fuzzy"]))
+        if self._unknown(qw):
+            # A word the corpus does not have (a card's nickname: ボルバル for ボルバルザーク) by its characters,
+            # weighing as one word whatever its length.
+            grams = list(dict.fromkeys(_bigrams(w.surface)))
+            if len(grams) >= 2 and all(self._has("grams", g) for g in grams):
+                boost = WEIGHT["characters"] / len(grams)
+                alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
+        return head, alts
+
+    def _has(self, field: str, text: str) -> bool:
+        """Whether the index has the term (a query part that can match nothing is left out)."""
+        return len(self._evaluator.postings(field, text)[0]) > 0
+
+    def _unknown(self, qw: QueryWord) -> bool:
+        """Whether the corpus has the word in none of its forms (nor, typed in kana, as a reading)."""
+        w = qw.word
+        words = self.lexicon["words"]
+        return (
+            not any(f in words for f in w.forms)
+            and not any(p in words for p in w.parts)
+            and w.reading not in self.readings
+        )
+
+    def _title_query(self, qw: QueryWord) -> Q.Query:
+        """The word in the section's title (any of its forms, or its reading when typed in kana)."""
+        w = qw.word
+        alts: list[Q.Query] = [Q.Term("title", f) for f in w.forms]
+        if w.parts:
+            alts.append(Q.And([Q.Term("title", p) for p in w.parts]))
+        grams = _bigrams(w.surface)
+        if len(grams) > 1 or len(w.surface) == 2:  # the title cut otherwise (不戦勝 as 不 + 戦勝)
+            alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(grams)]))
+        if qw.kana:  # the words it is the reading of, as words or as characters (the title cut otherwise)
+            for surface in self.lexicon["reading"].get(w.reading, ())[:3]:
+                alts.append(Q.Term("title", surface))
+                if len(surface) >= 2:
+                    alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(_bigrams(surface))]))
+        if qw.chunk and w.reading not in self.readings:  # a run of kana read as several words (すぺあかーど)
+            pieces = self._segment_reading(w.reading)
+            if len(pieces) > 1:
+                alts.append(
+                    Q.And(
+                        [
+                            Q.Or([Q.Term("title", x) for x in self.lexicon["reading"].get(p, ())[:3]])
+                            for p in pieces
+                        ]
+                    )
+                )
+        return Q.Or(alts)
+
+    def _segment_reading(self, k: str) -> list[str]:
+        """Greedy longest match of a katakana string against the corpus's word readings (2+ chars): at each
+        place only the lengths that readings starting with its character have are tried, longest first."""
+        pieces, i, covered = [], 0, 0
+        lengths = self._reading_lengths
+        while i < len(k):
+            for n in lengths.get(k[i], ()):
+                j = i + n
+                if j <= len(k) and k[i:j] in self.readings:
+                    pieces.append(k[i:j])
+                    covered += n
+                    i = j
+                    break
+            else:
+                i += 1
+        return pieces if covered >= 0.7 * len(k) else []
+
+    def _segment_skeleton(self, k: str) -> list[list[str]]:
+        """A katakana run that no reading segments, cut by skeletons (`textnorm.kana_skeleton`: a mora dropped
+        or doubled, a voiced mark lost) into the corpus's words: the readings each piece may be."""
+        sk = kana_skeleton(k)
+        pieces: list[list[str]] = []
+        i = covered = 0
+        while i < len(sk):
+            for j in range(min(len(sk), i + self._max_skeleton), i + 1, -1):
+                found = self._skeletons.get(sk[i:j])
+                if found:
+                    pieces.append(found[:4])
+                    covered += j - i
+                    i = j
+                    break
+            else:
+                i += 1
+        return pieces if covered >= 0.8 * len(sk) else []
+
+    def words_query(self, text: str, mode: str = "and", boost: float = 1.0) -> Q.Query | None:
+        """The words of a text, all of them (`and`) or any (`or`)."""
+        parts = [self._word_query(qw, mode) for qw in self.analyse(text)]
+        if not parts:
+            return None
+        return Q.And(parts, boost=boost) if mode == "and" else Q.Or(parts, boost=boost)
+
+    def synonym_entries(self, text: str, words: list[QueryWord] | None = None) -> list[int]:
+        """The synonym list's entries whose judge's word is in the query: as typed (ignoring width, kana,
+        dots), by dictionary form (投げた finds 投げる), or by reading when the query is kana."""
+        s, where = squash_map(text)
+        found: list[int] = []
+        particles: set[int] | None = None  # where SudachiPy reads a particle (looked up once, when needed)
+        for i, ch in enumerate(s):
+            for length in self._key_lengths.get(ch, ()):
+                j = i + length
+                if j > len(s):
+                    break
+                for e in self._synonym_by_key.get(s[i:j], ()):
+                    key = s[i:j]
+                    if key.isascii() and (
+                        s[i - 1 : i].isascii()
+                        and s[i - 1 : i].isalnum()
+                        or s[j : j + 1].isascii()
+                        and s[j : j + 1].isalnum()
+                    ):
+                        continue  # an ASCII key inside a longer ASCII word (ID in slide)
+                    if _inside_katakana_word(text, where[i], where[j - 1]):
+                        continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
+                    if all("\u3041" <= c <= "\u309f" for c in text[where[i] : where[j - 1] + 1]):
+                        if particles is None:
+                            particles = self.analyzer.particle_starts(text)
+                        if where[i] in particles:
+                            continue  # a key typed in hiragana that begins with a particle (ばい in すればいい)
+                    found.append(e)
+        qws = words if words is not None else self.analyse(text)
+        lemmas = [qw.word.forms[0] for qw in qws]
+        for i, lemma in enumerate(lemmas):
+            for kl, e in self._synonym_by_lemma.get(lemma, ()):
+                if lemmas[i : i + len(kl)] == kl:
+                    first, last = qws[i].word.surface, qws[i + len(kl) - 1].word.surface
+                    a = text.find(first)
+                    b = text.find(last, max(a, 0)) + len(last) - 1
+                    if a >= 0 and b >= a and _inside_katakana_word(text, a, b):
+                        continue  # フロア in フロアルール: a part of a katakana compound
+                    found.append(e)
+        # A run of hiragana read whole: the words SudachiPy reads in it, by dictionary form (なげた: 投げる).
+        for qw in qws:
+            if qw.chunk and all("\u3041" <= ch <= "\u309f" for ch in qw.chunk):
+                for p in qw.word.parts:
+                    found += [e for kl, e in self._synonym_by_lemma.get(p, ()) if len(kl) == 1]
+        # Latin words typed for a katakana term (game loss for ゲームロス): their katakana forms joined.
+        run: list[str] = []
+        for qw in [*qws, None]:
+            w = qw.word if qw is not None else None
+            if w is not None and w.surface.isascii() and w.forms[0] != fold(w.surface):
+                run.append(w.forms[0])
+                continue
+            if len(run) > 1:
+                found += self._synonym_by_key.get(squash("".join(run)), [])
+            run = []
+        if not found and is_kana(s):
+            spoken = to_katakana(s)
+            # the readings found in it, in the list's order (looked up by slice, not each tried as a substring)
+            rank = self._reading_rank
+            held = {
+                spoken[i : i + n]
+                for i in range(len(spoken))
+                for n in self._reading_key_lengths.get(spoken[i], ())
+                if spoken[i : i + n] in rank
+            }
+            found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
+        return list(dict.fromkeys(found))
+
+    def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
+        """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
+        however many words it has. Built once per entry (they depend on the list and the index only; queries
+        are never changed once built, so every search may share them)."""
+        hit = self._phrase_built.get((e, one_word))
+        if hit is not None:
+            return hit
+        out = []
+        for phrase in self._phrases[e]:
+            terms = [
+                self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in QUERY_STOP
+            ]
+            if terms:
+                out.append(_weighted(Q.And(terms), WEIGHT["phrase"] / (len(terms) if one_word else 1)))
+        for q in out:
+            self._evaluator.keep(q)
+        self._phrase_built[(e, one_word)] = out
+        return out
+
+    def _attach_phrases(
+        self, words: list[QueryWord], entries: list[int]
+    ) -> tuple[list[QueryWord], list[int]]:
+        """The query's words with the phrases of the entries whose judge's word each one is (so that 出禁 盗み
+        counts as every word found where the text says 出場停止 and 窃盗), and the entries that are no one
+        word of the query (a key of several words: 勝ちを譲る), whose phrases stay signals of their own."""
+        if not entries:
+            return words, []
+        out = [copy.copy(qw) for qw in words]
+        loose = []
+        for e in entries:
+            keys = self._entry_keys[e]
+            hit = False
+            for qw in out:
+                w = qw.word
+                if squash(w.surface) in keys or w.forms[0] in keys or (qw.kana and w.reading in keys):
+                    qw.phrases = qw.phrases + tuple(self._phrase_queries(e))
+                    hit = True
+            if not hit:
+                loose.append(e)
+        return out, loose
+
+    def query(self, text: str, words: list[QueryWord] | None = None) -> Q.Query | None:
+        """The whole query as one Whoosh query: every signal at once, each with its weight (`WEIGHT`).
+
+        The section number as written; every word (all, and each); the synonym list's phrases for the
+        judges' words in it; the query's character pairs (all, and some). A section that has every word
+        scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
+        """
+        whole, content = None, text
+        if words is None:
+            words, whole, content = self._analyse(text)
+            content = content or text
+        signals: list[Q.Query] = []
+        keys = query_number_terms(text)
+        if keys:  # once, however many of its forms the section has
+            signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
+        entries = self.synonym_entries(text, words)
+        words, loose = self._attach_phrases(words, entries)
+        # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
+        core = [qw for qw in words if not qw.word.suffix] or words
+        made: dict[int, tuple[list[Q.Query], list[Q.Query]]] = {}  # each word's alternatives, for both modes
+
+        def alternatives(qw: QueryWord) -> tuple[list[Q.Query], list[Q.Query]]:
+            if id(qw) not in made:
+                made[id(qw)] = self._word_alternatives(qw)
+            return made[id(qw)]
+
+        word_queries = [self._word_query(qw, alternatives=alternatives(qw)) for qw in core]
+        if len(word_queries) > 1:
+            signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
+        if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
+            for i in range(len(word_queries)):
+                signals.append(_weighted(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"]))
+        if word_queries:
+            # A word without short units is the same query in both modes: the same object, evaluated once.
+            built = {id(qw): wq for qw, wq in zip(core, word_queries, strict=True)}
+            each = [
+                built[id(qw)]
+                if id(qw) in built and not qw.word.parts
+                else self._word_query(qw, "or", alternatives(qw))
+                for qw in words
+            ]
+            signals.append(_weighted(Q.Or(each), WEIGHT["any"]))
+            if len(each) > 1:  # each word found counts the same (coordination), whatever its score
+                signals.append(Q.Or([Q.ConstantScoreQuery(x, WEIGHT["coord"]) for x in each]))
+            in_title = Q.And([self._title_query(qw) for qw in words])
+            signals.append(_weighted(in_title, WEIGHT["title"]))
+            topic = title_topic([qw.word for qw in words])
+            if topic and self._has("title_topic", topic):  # the title's words are the query's: title again
+                # (an And, not a Require: Whoosh would not weigh a Require; a score of 0 Whoosh reads as 1)
+                is_topic = Q.ConstantScoreQuery(Q.Term("title_topic", topic), 1e-6)
+                signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
+        for e in loose:
+            signals.extend(self._phrase_queries(e, one_word=False))
+        if len(words) > 1:
+            pairs = list(dict.fromkeys(word_pairs(self.analyzer.words(text) if whole is None else whole)))[
+                :16
+            ]
+        else:
+            pairs = []
+        if pairs:
+            signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
+        grams = list(dict.fromkeys(_bigrams(content)))[:32]
+        if len(squash(content)) >= 2 and grams:
+            signals.append(_weighted(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))
+        if not signals:
+            return None
+        if len(grams) > 1:
+            # Some character pairs rank what the other signals found; alone they find nothing (プレ is in
+            # プレイヤー, which is no answer to プレミアム殿堂).
+            some = Q.Or([Q.Term("grams", g) for g in grams], boost=WEIGHT["some_grams"])
+            return Q.AndMaybe(Q.Or(signals), some)
+        return Q.Or(signals)
