@@ -30,6 +30,7 @@ QUERY_TABLES = [
     "search_unseen_tune3.yaml",
     "search_unseen_tune4.yaml",
     "search_unseen_tune5.yaml",
+    "search_unseen_tune6.yaml",
 ]
 TABLES = [*QUERY_TABLES, "search_spelling.yaml"]
 
