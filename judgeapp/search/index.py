@@ -81,12 +81,15 @@ class SearchIndex(QueryBuilding):
             return Results(query=text, total=0, hits=[])
         ev = self._evaluator
         # (as `Require(q, Term("game", game))`), each section's score times its weight
-        total, at = ev.best(q, game or None, limit, self._section_weight)
+        terms: dict = {}  # the query's terms, gathered by the evaluation (for `terms_matched`)
+        total, at = ev.best(q, game or None, limit, self._section_weight, terms)
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
         top = list(at)
-        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None)
+        every = ev.terms_matched(
+            q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None, terms=terms
+        )
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
         marker = self._marker(every, short)
