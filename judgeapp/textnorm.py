@@ -71,19 +71,19 @@ def squash_map(text: str) -> tuple[str, list[int]]:
     return "".join(kept), where
 
 
+# Hiragana, katakana and the long-vowel marks (ー is U+30FC, the half-width ｰ U+FF70), half-width katakana.
+_KANA_RE = re.compile("[\u3041-\u30ff\uff66-\uff9f]+")
+_TO_KATAKANA = {code: code + _KATA_OFFSET for code in range(_HIRA_START, _HIRA_END + 1)}
+
+
 def is_kana(text: str) -> bool:
     """True when the text is only hiragana/katakana (and the long-vowel mark)."""
-    return bool(text) and all(
-        "\u3041" <= ch <= "\u30ff" or ch in "ーｰ" or "\uff66" <= ch <= "\uff9f" for ch in text
-    )
+    return bool(text) and _KANA_RE.fullmatch(text) is not None
 
 
 def to_katakana(text: str) -> str:
     """Hiragana to katakana after NFKC (half-width katakana become full-width)."""
-    return "".join(
-        chr(ord(ch) + _KATA_OFFSET) if _HIRA_START <= ord(ch) <= _HIRA_END else ch
-        for ch in unicodedata.normalize("NFKC", text)
-    )
+    return unicodedata.normalize("NFKC", text).translate(_TO_KATAKANA)
 
 
 # --- spelling tolerance ------------------------------------------------------------------------------------

@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from whoosh.index import Index
 
 
-# The memo's entries for the evaluation's scope (`_Evaluator.run`'s game) and the count of its documents.
-_WITHIN, _SIZE = "within", "size"
+# The memo's entries for the evaluation's scope (`_Evaluator.run`'s game) and the count of its documents, and
+# the terms the evaluation looked up (`_Evaluator.run`'s `terms`).
+_WITHIN, _SIZE, _TERMS = "within", "size", "terms"
 _NO_POSTINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 _NO_POSTINGS[0].flags.writeable = _NO_POSTINGS[1].flags.writeable = False  # shared: never changed in place
 _NO_SMALL_POSTINGS: dict[
@@ -110,7 +111,7 @@ class _Evaluator:
         return scores, mask
 
     def run(
-        self, q: Q.Query, memo: dict | None = None, game: str | None = None
+        self, q: Q.Query, memo: dict | None = None, game: str | None = None, terms: dict | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """(matching document numbers, ascending; their scores). Sparse: a query of a few terms costs what
         its posting lists cost, not the corpus's size. Each document's score adds up its parts in the order
@@ -122,14 +123,21 @@ class _Evaluator:
         postings cut to them first and numbered among them (0 for the game's first section): every
         operation is a document's own (a document's score is the sum of its own terms' scores), so the
         game's documents come out with the same scores, in the same order, and the rest of a large corpus
-        costs nothing."""
+        costs nothing.
+
+        `terms`, a dict: filled with every term of the query, as `terms_matched` reads them (so that it need
+        not walk the query again): each term the evaluation looked up with its postings in the scope, and
+        the terms of what it did not look up (a kept query's, the rest of an And that stopped early) with
+        None."""
         if memo is None:
             memo = {_SIZE: self.n}
+            if terms is not None:
+                memo[_TERMS] = terms
             scope = self._game_docs(game) if game is not None else None
             if game is not None and scope is None:
                 return _EMPTY
             if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:
-                found = self._run_small(q, game, {})
+                found = self._run_small(q, game, {} if terms is None else {_TERMS: terms})
                 if not found:
                     return _EMPTY
                 docs = sorted(found)
@@ -147,6 +155,7 @@ class _Evaluator:
         if kept is not None:
             out = kept[1].get(scope[0] if scope else None)
             if out is not None:
+                self._unvisited(q, memo)
                 return out
         out = self._run(q, memo)
         memo[id(q)] = (q, out)  # q kept so that its id is not reused while the memo lives
@@ -155,7 +164,7 @@ class _Evaluator:
         return out
 
     def best(
-        self, q: Q.Query, game: str | None, limit: int, weights: np.ndarray
+        self, q: Q.Query, game: str | None, limit: int, weights: np.ndarray, terms: dict | None = None
     ) -> tuple[int, dict[int, float]]:
         """(the number of matches, {document: score} of the best `limit`, best first): `run`'s scores times
         each document's weight (`weights`, the corpus's size), ordered as `top_of` orders them. A small
@@ -165,7 +174,7 @@ class _Evaluator:
         if game is not None and scope is None:
             return 0, {}
         if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:
-            found = self._run_small(q, game, {})
+            found = self._run_small(q, game, {} if terms is None else {_TERMS: terms})
             if len(found) <= _SORT_BELOW:
                 docs = list(found)
                 scored = zip(docs, map(operator.mul, found.values(), weights[docs].tolist()), strict=True)
@@ -174,7 +183,7 @@ class _Evaluator:
             ids = np.array(docs, dtype=np.int64)
             scores = np.array([found[d] for d in docs], dtype=np.float64)
         else:
-            ids, scores = self.run(q, game=game)
+            ids, scores = self.run(q, game=game, terms=terms)
         scores = scores * weights[ids]
         top = self.top_of(ids, scores, limit)
         return len(ids), dict(zip(top, scores[np.searchsorted(ids, top)].tolist(), strict=True))
@@ -217,6 +226,7 @@ class _Evaluator:
         if kept is not None:
             out = kept[1].get(("small", game))
             if out is not None:
+                self._unvisited(q, memo)
                 return out
         out = self._small_node(q, game, memo)
         memo[id(q)] = (q, out)
@@ -230,11 +240,14 @@ class _Evaluator:
         if len(subs) > 1 and kind is Q.Or:
             parts, others = [], []
             times, term = self._small_times, Q.Term
+            seen = memo.get(_TERMS)
             for t in subs:  # the term children first, then the others (`_or`'s order)
                 if type(t) is term:
                     found = times.get((game, t.fieldname, t.text, t.boost))
                     if found is None:
                         found = self._small_boosted(game, t.fieldname, t.text, t.boost)
+                    if seen is not None:
+                        seen[(t.fieldname, t.text)] = found
                     if found:
                         parts.append(found)
                 else:
@@ -258,11 +271,17 @@ class _Evaluator:
             if all(type(c) is term for c in subs):
                 # (each posting times its boost as `_small_boosted` keeps it: the same product)
                 parts = [self._small_boosted(game, c.fieldname, c.text, c.boost) for c in subs]
+                seen = memo.get(_TERMS)
+                if seen is not None:
+                    for c, found in zip(subs, parts, strict=True):
+                        seen[(c.fieldname, c.text)] = found
             else:
                 parts = []
-                for c in subs:
+                for i, c in enumerate(subs):
                     found = self._run_small(c, game, memo)
                     if not found:
+                        for rest in subs[i + 1 :]:
+                            self._unvisited(rest, memo)
                         return {}
                     parts.append(found)
             narrowest = min(parts, key=len)
@@ -278,7 +297,11 @@ class _Evaluator:
                     out[d] = s
             return _dict_times(out, q.boost)
         if isinstance(q, Q.Term):
-            return self._small_boosted(game, q.fieldname, q.text, q.boost)
+            found = self._small_boosted(game, q.fieldname, q.text, q.boost)
+            seen = memo.get(_TERMS)
+            if seen is not None:
+                seen[(q.fieldname, q.text)] = found
+            return found
         if isinstance(q, Q.Require):
             a, b = q.subqueries
             fa, fb = self._run_small(a, game, memo), self._run_small(b, game, memo)
@@ -320,14 +343,34 @@ class _Evaluator:
         """A term's postings in the evaluation's scope (`run`'s game), cut once per game and term."""
         ids, sc = self.postings(field, text)
         scope = memo.get(_WITHIN)
-        if scope is None or not len(ids):
-            return ids, sc
-        key = (scope[0], field, text)  # bounded: the index's games and terms
-        hit = self._in_game.get(key)
-        if hit is None:
-            keep = scope[1][ids]
-            hit = self._in_game[key] = (scope[2][ids[keep]], sc[keep])
-        return hit
+        if scope is not None and len(ids):
+            key = (scope[0], field, text)  # bounded: the index's games and terms
+            hit = self._in_game.get(key)
+            if hit is None:
+                keep = scope[1][ids]
+                hit = self._in_game[key] = (scope[2][ids[keep]], sc[keep])
+            ids, sc = hit
+        seen = memo.get(_TERMS)
+        if seen is not None:
+            seen[(field, text)] = ids
+        return ids, sc
+
+    def _unvisited(self, q: Q.Query, memo: dict) -> None:
+        """The terms of a sub-query the evaluation did not walk (kept, or after an And's empty part), for
+        `run`'s `terms` (None: to be looked up)."""
+        seen = memo.get(_TERMS)
+        if seen is None:
+            return
+        kept = self._kept.get(id(q))
+        if kept is not None:
+            if kept[2] is None:
+                kept[2] = list(self._leaves(q, None))
+            keys = kept[2]
+        else:
+            keys = self._leaves(q, None)
+        for key in keys:
+            if key not in seen:
+                seen[key] = None
 
     def _boosted(self, field: str, text: str, boost: float, memo: dict) -> tuple[np.ndarray, np.ndarray]:
         """`_term`'s postings times a boost, multiplied once per scope, term and boost (bounded: the index's
@@ -486,9 +529,11 @@ class _Evaluator:
             parts = [(*self._term(c.fieldname, c.text, memo), c.boost) for c in q.subqueries]
         else:
             parts = []
-            for c in q.subqueries:  # an empty child empties the whole: the rest need not be run
+            for i, c in enumerate(q.subqueries):  # an empty child empties the whole: the rest need not be run
                 ids, sc = self.run(c, memo)
                 if not len(ids):
+                    for rest in q.subqueries[i + 1 :]:
+                        self._unvisited(rest, memo)
                     return _EMPTY
                 parts.append((ids, sc, 1.0))
         common = min((p[0] for p in parts), key=len)
@@ -536,12 +581,17 @@ class _Evaluator:
         fields: set[str],
         few: frozenset[str] = frozenset(),
         game: str | None = None,
+        terms: dict | None = None,
     ) -> set[tuple[str, str]]:
         """The query's terms (in `fields`) that any of the documents holds (what the snippets mark), in a
         few array operations for all the terms at once. For a field in `few`, one such term at most (the
         first found): the caller asks only whether there is one. Documents of one `game` are looked up in
-        the game's postings (`run`'s scope)."""
-        leaves = self._leaves(q, fields)
+        the game's postings (`run`'s scope). `terms`: what `run`'s `terms` gathered for this query and game
+        (every term of the query, with its postings when looked up), so that the query is not walked again."""
+        if terms is not None:
+            leaves = {key: held for key, held in terms.items() if key[0] in fields}
+        else:
+            leaves = dict.fromkeys(self._leaves(q, fields))
         if not docnums or not leaves:
             return set()
         scope = self._game_docs(game) if game else None
@@ -549,12 +599,13 @@ class _Evaluator:
         found_few: set[str] = set()
         if (len(scope[2]) if scope is not None else self.n) <= _SMALL_UP_TO:  # `_run_small`'s postings
             small, scope_game = self._small, game or None
-            for key in leaves:
+            for key, held in leaves.items():
                 if key[0] in found_few:
                     continue
-                held = small.get((scope_game, *key))
-                if held is None:
-                    held = self._small_postings(scope_game, *key)
+                if held is None:  # (the postings not looked up by the evaluation: its scope's, as there)
+                    held = small.get((scope_game, *key))
+                    if held is None:
+                        held = self._small_postings(scope_game, *key)
                 if held and not held.keys().isdisjoint(docnums):
                     out.add(key)
                     if key[0] in few:
@@ -567,10 +618,11 @@ class _Evaluator:
         wanted = np.zeros(memo[_SIZE], dtype=bool)
         wanted[docnums] = True
         keys, lists = [], []
-        for key in leaves:
+        for key, ids in leaves.items():
             if key[0] in found_few:
                 continue  # these count only as a whole (one found is enough): the first found ends the search
-            ids = self._term(*key, memo)[0]
+            if ids is None:
+                ids = self._term(*key, memo)[0]
             if not len(ids):
                 continue
             if key[0] in few:

@@ -28,6 +28,11 @@ if TYPE_CHECKING:
     pass
 
 
+def _no_gapless(docnum: int) -> None:
+    """No gapless text (a marker without a needle does not read it)."""
+    return None
+
+
 class SearchIndex(QueryBuilding):
     """An opened index: `search()` is safe to call from many threads."""
 
@@ -81,33 +86,35 @@ class SearchIndex(QueryBuilding):
             return Results(query=text, total=0, hits=[])
         ev = self._evaluator
         # (as `Require(q, Term("game", game))`), each section's score times its weight
-        total, at = ev.best(q, game or None, limit, self._section_weight)
+        terms: dict = {}  # the query's terms, gathered by the evaluation (for `terms_matched`)
+        total, at = ev.best(q, game or None, limit, self._section_weight, terms)
         needle = squash(text)
         hits: list[Hit] = []
         short = len(needle) <= 1
         top = list(at)
-        every = ev.terms_matched(q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None)
+        every = ev.terms_matched(
+            q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None, terms=terms
+        )
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
         marker = self._marker(every, short)
+        stored, folded, window = ev.stored, self._folded, self._window
+        # (a section's gapless text only for a needle to find: `_Marker.spans`)
+        gapless = self._gapless_of if marker is not None and marker.needles else _no_gapless
         for docnum in top:
-            f = ev.stored[docnum]
+            f = stored[docnum]
+            shown = f["text"] or f["title_text"]
+            snippet = window(shown, folded[docnum], marker, gapless(docnum))
+            # (the fields in `Hit`'s order: id, game, doc, title, doc_title, snippet, score)
             hits.append(
                 Hit(
-                    id=f["id"],
-                    game=f["game"],
-                    doc=f["doc"],
-                    title=f["title_text"],
-                    doc_title=f["doc_title"],
-                    score=round(at[docnum], 3),
-                    snippet=self._snippet(
-                        f["text"] or f["title_text"],
-                        every,
-                        short=short,
-                        folded=self._folded[docnum],
-                        gapless=self._gapless_of(docnum),
-                        marker=marker,
-                    ),
+                    f["id"],
+                    f["game"],
+                    f["doc"],
+                    f["title_text"],
+                    f["doc_title"],
+                    snippet,
+                    round(at[docnum], 3),
                 )
             )
         return Results(query=text, total=total, hits=hits)
@@ -154,6 +161,13 @@ class SearchIndex(QueryBuilding):
         """A short passage with the matched words in <mark>; everything else escaped."""
         folded = fold(text) if folded is None else folded
         marks = marker if marker is not None else self._marker(terms, short)
+        return self._window(text, folded, marks, gapless, width)
+
+    @staticmethod
+    def _window(
+        text: str, folded: str, marks: _Marker | None, gapless: _Gapless | None, width: int = 110
+    ) -> str:
+        """`_snippet` of a section's text and its folded text, with the query's marker."""
         spans = marks.spans(folded, gapless) if marks is not None else []
         start = 0
         if spans:

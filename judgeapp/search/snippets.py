@@ -73,6 +73,7 @@ class _Marker:
 
     def __init__(self, branches: list[tuple[str, bool]]):
         self.branches = branches  # (text, whether it is a needle)
+        self.needles = any(needle for _, needle in branches)
 
     def spans(self, text: str, gapless: _Gapless | None = None) -> list[tuple[int, int]]:
         """`gapless`, the text's `_Gapless` when the caller keeps one."""
