@@ -48,13 +48,15 @@ from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
 from .textnorm import clean_query, fold, is_kana, squash
 
 # A story's own words without meaning, beside the light words (search.LIGHT_WORDS): who did it (the person,
-# never the situation: あいつ, 俺, こいつ), when and where in the game, and a story's fillers.
+# never the situation: あいつ, 俺, こいつ), when and where in the game, a story's fillers, and the hedges and
+# the light verb a judge wraps a story in (〜はず, 〜わけ, 〜っぽい, やる).
 STOP = LIGHT_WORDS | {
     fold(w)
     for w in (
         "無い", "此の", "其の", "為", "時", "場合", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん",
         "君", "ちゃん", "下さる", "どう",
         "此奴", "其奴", "彼奴", "奴", "俺", "僕",
+        "筈", "訳", "ぽい", "遣る",
     )
 }  # fmt: skip
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
