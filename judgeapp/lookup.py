@@ -56,7 +56,7 @@ STOP = LIGHT_WORDS | {
         "無い", "此の", "其の", "為", "時", "場合", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん",
         "君", "ちゃん", "下さる", "どう",
         "此奴", "其奴", "彼奴", "奴", "俺", "僕",
-        "筈", "訳", "ぽい", "遣る",
+        "筈", "訳", "ぽい", "遣る", "所",
     )
 }  # fmt: skip
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
@@ -375,7 +375,10 @@ class Lookup:
             for node in policy.nodes.values():
                 for a in node.answers:
                     if a.outcome:
-                        leads.setdefault(a.outcome, []).extend([a.label, a.hint or ""])
+                        # a hint that sends the judge elsewhere (わざとなら「不正・わざとの行為」) says what
+                        # the outcome is not: not its evidence
+                        hint = a.hint if a.hint and "「" not in a.hint else ""
+                        leads.setdefault(a.outcome, []).extend([a.label, hint])
             for s in policy.training.scenarios:
                 leads.setdefault(s.infraction, []).append(s.situation)
             cited: dict[str, list[int]] = {}
