@@ -48,8 +48,9 @@ from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
 from .textnorm import clean_query, fold, is_kana, squash
 
 # A story's own words without meaning, beside the light words (search.LIGHT_WORDS): who did it (the person,
-# never the situation: あいつ, 俺, こいつ), when and where in the game, a story's fillers, and the hedges and
-# the light verb a judge wraps a story in (〜はず, 〜わけ, 〜っぽい, やる).
+# never the situation: あいつ, 俺, こいつ), when and where in the game, a story's fillers (今日, さっき, ずっと,
+# めっちゃ, かなり, やっぱり: no text uses them), and the hedges and the light verb a judge wraps a story in
+# (〜はず, 〜わけ, 〜っぽい, やる).
 STOP = LIGHT_WORDS | {
     fold(w)
     for w in (
@@ -57,6 +58,8 @@ STOP = LIGHT_WORDS | {
         "君", "ちゃん", "下さる", "どう",
         "此奴", "其奴", "彼奴", "奴", "俺", "僕",
         "筈", "訳", "ぽい", "遣る", "所", "こと",
+        "今日", "昨日", "さっき", "先程", "ずっと", "凄い", "目茶", "可成", "多分", "一寸", "マジ", "一応",
+        "取り敢えず", "矢張り", "全然",
     )
 }  # fmt: skip
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
