@@ -188,6 +188,15 @@ STORIES = [
     ("ijinden", "結果用紙の勝敗をこっそり書き換えた", "ijinden/floor-rules/ch9", "改ざん"),
     # hedges weigh nothing (〜っぽい, はず); ゆっくり is the text's 遅いプレイング
     ("ijinden", "たぶんわざとゆっくりプレイしてるっぽい", "ijinden/floor-rules/ch10-2", "遅いプレイング"),
+    # what a judge quotes is what was said: its words weigh half («絶対負けるよ» is not the story)
+    (
+        "ijinden",
+        "観戦してた友達が「それ出したら絶対負けるよ」ってボソッと声かけた",
+        "ijinden/floor-rules/ch10-1",
+        "声をかけた",
+    ),
+    # someone else's name is the text's 詐称
+    ("tcg-taikai", "兄の名前で登録して出てた", "tcg-taikai/floor-rules/3b-i", "詐称行為"),
     # a suspension may follow once the violation is found, even after the event (3a)
     ("tcg-taikai", "大会が終わってから盗んだことが発覚した", "tcg-taikai/floor-rules/3a", "発覚"),
 ]
