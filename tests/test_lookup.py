@@ -195,6 +195,8 @@ STORIES = [
         "ijinden/floor-rules/ch10-1",
         "声をかけた",
     ),
+    # a verb after the case particle で is a word of the story, not a て-form's auxiliary (間違って)
+    ("ijinden", "カードの効果をうろ覚えで間違って伝えた", "ijinden/floor-rules/ch10-2", "誤情報"),
     # someone else's name is the text's 詐称
     ("tcg-taikai", "兄の名前で登録して出てた", "tcg-taikai/floor-rules/3b-i", "詐称行為"),
     # a suspension may follow once the violation is found, even after the event (3a)
