@@ -48,13 +48,18 @@ from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
 from .textnorm import clean_query, fold, is_kana, squash
 
 # A story's own words without meaning, beside the light words (search.LIGHT_WORDS): who did it (the person,
-# never the situation: あいつ, 俺, こいつ), when and where in the game, and a story's fillers.
+# never the situation: あいつ, 俺, こいつ), when and where in the game, a story's fillers (今日, さっき, ずっと,
+# めっちゃ, かなり, やっぱり: no text uses them), and the hedges and the light verb a judge wraps a story in
+# (〜はず, 〜わけ, 〜っぽい, やる).
 STOP = LIGHT_WORDS | {
     fold(w)
     for w in (
         "無い", "此の", "其の", "為", "時", "場合", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん",
         "君", "ちゃん", "下さる", "どう",
-        "此奴", "其奴", "彼奴", "奴", "俺", "僕",
+        "此奴", "其奴", "彼奴", "奴", "俺", "僕", "御前", "貴方", "手前",
+        "筈", "訳", "ぽい", "遣る", "所", "こと",
+        "今日", "昨日", "さっき", "先程", "ずっと", "凄い", "目茶", "可成", "多分", "一寸", "マジ", "一応",
+        "取り敢えず", "矢張り", "全然",
     )
 }  # fmt: skip
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
@@ -75,6 +80,9 @@ WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
 _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
+# Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
+_QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
+QUOTED_WEIGHT = 0.5
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
 NONE_MESSAGE_ALL = "どのゲームの規定にも、この状況に当てはまるものが見つかりませんでした。"  # `search_all`
 K1, B = 1.2, 0.6
@@ -322,6 +330,16 @@ def _passages(text: str) -> list[str]:
     return out
 
 
+def _quoted_only(text: str, surfaces: list[str]) -> set[int]:
+    """The query entries whose word stands only inside a quotation (「それ負けるよ」って声かけた): what was
+    said, in the speaker's words, not the story's."""
+    if not _QUOTE_RE.search(text):
+        return set()
+    inside = "".join(m.group()[1:-1] for m in _QUOTE_RE.finditer(text))
+    outside = _QUOTE_RE.sub(" ", text)
+    return {k for k, s in enumerate(surfaces) if s and s in inside and s not in outside}
+
+
 def _quote_in(quote: str, passage: str) -> bool:
     q, p = squash(quote), squash(passage)
     return bool(q) and (q in p or (len(p) >= 8 and p in q))
@@ -373,7 +391,10 @@ class Lookup:
             for node in policy.nodes.values():
                 for a in node.answers:
                     if a.outcome:
-                        leads.setdefault(a.outcome, []).extend([a.label, a.hint or ""])
+                        # a hint that sends the judge elsewhere (わざとなら「不正・わざとの行為」) says what
+                        # the outcome is not: not its evidence
+                        hint = a.hint if a.hint and "「" not in a.hint else ""
+                        leads.setdefault(a.outcome, []).extend([a.label, hint])
             for s in policy.training.scenarios:
                 leads.setdefault(s.infraction, []).append(s.situation)
             cited: dict[str, list[int]] = {}
@@ -680,6 +701,8 @@ class Lookup:
         # an answer found high in one ranking but covering little of the story goes below one covering most.
         order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][: max(limit, RERANK)]
         weights = self._word_weights(words)
+        quoted = _quoted_only(text, surfaces)
+        weights = [w * QUOTED_WEIGHT if k in quoted else w for k, w in enumerate(weights)]
         matches = []
         for i in order:
             cov, matched = self._coverage(i, words, weights, qgrams)

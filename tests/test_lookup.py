@@ -20,11 +20,14 @@ from lookup_bench import case_sections, supports  # noqa: E402  (one definition 
 # Written by someone who never saw our code or data, split in two: we tuned on the first half only.
 TUNE = "situations_tune.yaml"
 TUNE2 = "situations_tune2.yaml"  # a second tuning table by another writer who never saw our code
+TUNE3 = "situations_tune3.yaml"  # a third, by a sixth writer (its reporting half: situations_report2.yaml)
 REPORT = "situations_report.yaml"
 NONE = load_cases("situations_none.yaml")
 # Old tables (must not drop), then the unseen halves.
 TABLES = [
-    t for t in ("situations.yaml", "situations_holdout.yaml", TUNE, TUNE2, REPORT) if (CASES_DIR / t).exists()
+    t
+    for t in ("situations.yaml", "situations_holdout.yaml", TUNE, TUNE2, TUNE3, REPORT)
+    if (CASES_DIR / t).exists()
 ]
 
 
@@ -68,7 +71,7 @@ def test_the_threshold_is_between_the_tables(library):
     (at most 5% of a table: a terse story such as 「時間来た 先攻のターン中 どこまでやる」 covers no more of the
     text than the best of the none table does, so no threshold separates them)."""
     lookup = library.lookup
-    for table in ("situations.yaml", "situations_holdout.yaml", TUNE):
+    for table in ("situations.yaml", "situations_holdout.yaml", TUNE, TUNE3):
         said_none = [c["q"] for c in load_cases(table) if lookup.search(c["q"], game=c["game"]).none]
         assert len(said_none) <= 0.05 * len(load_cases(table)), (table, said_none)
 
@@ -180,6 +183,24 @@ STORIES = [
     ("lycee", "スペアの入れ替えにもう7分くらいかかってる", "lycee/guideline/spare-cards", "交換時間"),
     # auxiliaries (〜そう, 〜てくる) and the laugh weigh nothing; 煽る is the text's 挑発
     ("ijinden", "負けそうになった相手が へたくそｗ とか煽ってくる", "ijinden/floor-rules/ch10-2", "挑発"),
+    # judges' everyday words the text names otherwise: 叩き割る is its 破壊行為, 書き換える its 改ざん
+    ("tcg-taikai", "怒って会場の椅子を叩き割った", "tcg-taikai/floor-rules/3b-ii", "破壊行為"),
+    ("ijinden", "結果用紙の勝敗をこっそり書き換えた", "ijinden/floor-rules/ch9", "改ざん"),
+    # hedges weigh nothing (〜っぽい, はず); ゆっくり is the text's 遅いプレイング
+    ("ijinden", "たぶんわざとゆっくりプレイしてるっぽい", "ijinden/floor-rules/ch10-2", "遅いプレイング"),
+    # what a judge quotes is what was said: its words weigh half («絶対負けるよ» is not the story)
+    (
+        "ijinden",
+        "観戦してた友達が「それ出したら絶対負けるよ」ってボソッと声かけた",
+        "ijinden/floor-rules/ch10-1",
+        "声をかけた",
+    ),
+    # a verb after the case particle で is a word of the story, not a て-form's auxiliary (間違って)
+    ("ijinden", "カードの効果をうろ覚えで間違って伝えた", "ijinden/floor-rules/ch10-2", "誤情報"),
+    # someone else's name is the text's 詐称
+    ("tcg-taikai", "兄の名前で登録して出てた", "tcg-taikai/floor-rules/3b-i", "詐称行為"),
+    # a suspension may follow once the violation is found, even after the event (3a)
+    ("tcg-taikai", "大会が終わってから盗んだことが発覚した", "tcg-taikai/floor-rules/3a", "発覚"),
 ]
 
 

@@ -132,11 +132,11 @@ class Analyzer:
         self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
         self._lock = threading.Lock()
         self._memo: dict[tuple, Word] = {}
-        self._pos: dict[int, tuple[bool, bool, bool, bool]] = {}
+        self._pos: dict[int, tuple[bool, ...]] = {}
 
-    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool]:
+    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool]:
         """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
-        numeral) of a part of speech, read once per part-of-speech id."""
+        numeral, a case particle) of a part of speech, read once per part-of-speech id."""
         pid = m.part_of_speech_id()
         kind = self._pos.get(pid)
         if kind is None:
@@ -148,6 +148,7 @@ class Analyzer:
                 pos[0] in ("助詞", "助動詞"),
                 pos[0] == "接尾辞",
                 pos[1] == "数詞",
+                pos[:2] == ("助詞", "格助詞"),
             )
         return kind
 
@@ -171,6 +172,9 @@ class Analyzer:
                                     and before is not None
                                     and before[0] in ("て", "で")
                                     and before[1][3]
+                                    and not before[1][
+                                        6
+                                    ]  # で of a place or means (途中で抜ける) is no て-form
                                     and m.dictionary_form() not in ("見る", "みる")
                                 )
                                 # a suffix after a word (後 in マッチ後), not a counter after a number (2枚)
