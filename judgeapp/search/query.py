@@ -584,6 +584,7 @@ class QueryBuilding:
         s, where = squash_map(text)
         found: list[int] = []
         particles: set[int] | None = None  # where SudachiPy reads a particle (looked up once, when needed)
+        starts: set[int] = set()  # where SudachiPy begins a word (looked up with the particles)
         for i, ch in enumerate(s):
             for length in self._key_lengths.get(ch, ()):
                 j = i + length
@@ -602,9 +603,11 @@ class QueryBuilding:
                         continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
                     if all("\u3041" <= c <= "\u309f" for c in text[where[i] : where[j - 1] + 1]):
                         if particles is None:
-                            particles = self.analyzer.particle_starts(text)
+                            particles, starts = self._key_starts(text)
                         if where[i] in particles:
                             continue  # a key typed in hiragana that begins with a particle (ばい in すればいい)
+                        if where[i] not in starts:
+                            continue  # nor inside a word: okurigana (けたい in 抜けたい is no ケータイ)
                     found.append(e)
         qws = words if words is not None else self.analyse(text)
         lemmas = [qw.word.forms[0] for qw in qws]
@@ -644,6 +647,12 @@ class QueryBuilding:
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
+
+    def _key_starts(self, text: str) -> tuple[set[int], set[int]]:
+        """Where SudachiPy reads a particle or an auxiliary beginning in a short text, and where it begins any
+        morpheme (offsets into the text)."""
+        particles = self.analyzer.particle_starts(text)
+        return particles, {begin for begin, _, _, _ in self.analyzer.morphemes(text)}
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
         """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
