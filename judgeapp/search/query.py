@@ -31,6 +31,7 @@ from .analysis import (
     _KANJI_WORD,
     _KATAKANA_THEN_HIRAGANA,
     _PARTICLE_CHARS,
+    DEFINITION_QUESTION,
     QUERY_STOP,
     Word,
     _bigrams,
@@ -39,6 +40,7 @@ from .analysis import (
     _weighted,
     _without_question_tail,
     analyzer,
+    defined_term,
     query_number_terms,
     spelling_maps,
     title_topic,
@@ -495,6 +497,22 @@ class QueryBuilding:
                 alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
         return head, alts
 
+    def _defined_terms(self, words: list[QueryWord]) -> list[str]:
+        """The phrases of the query (one to three neighbouring words) that some section defines."""
+        out = []
+        for i in range(len(words)):
+            for n in (1, 2, 3):
+                if i + n <= len(words):
+                    run = words[i : i + n]
+                    term = defined_term([qw.word for qw in run])
+                    if term and self._has("defines", term):
+                        out.append(term)
+                    elif all(qw.kana for qw in run):  # typed in kana: by its reading
+                        spoken = "".join(qw.word.reading for qw in run)
+                        if len(spoken) >= 2 and self._has("defines", spoken):
+                            out.append(spoken)
+        return out
+
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
         return len(self._evaluator.postings(field, text)[0]) > 0
@@ -746,6 +764,13 @@ class QueryBuilding:
                 # (an And, not a Require: Whoosh would not weigh a Require; a score of 0 Whoosh reads as 1)
                 is_topic = Q.ConstantScoreQuery(Q.Term("title_topic", topic), 1e-6)
                 signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
+        if DEFINITION_QUESTION.search(text):
+            defined = self._defined_terms(core)
+            if defined:  # the section that says what the thing asked about is (not one that mentions it)
+                # (each phrase defined counts: マッチ and ゲーム both in 1b's list)
+                signals.append(
+                    Q.Or([Q.ConstantScoreQuery(Q.Term("defines", t), WEIGHT["defines"]) for t in defined])
+                )
         for e in loose:
             signals.extend(self._phrase_queries(e, one_word=False))
         if len(words) > 1:
