@@ -40,6 +40,7 @@ from .analysis import (
     _weighted,
     _without_question_tail,
     analyzer,
+    clip_map,
     defined_term,
     query_number_terms,
     spelling_maps,
@@ -104,6 +105,7 @@ class QueryBuilding:
         self._phrases: list[list[list[Word]]] = []
         self._phrase_built: dict[tuple[int, bool], list[Q.Query]] = {}  # (entry, one word): `_phrase_queries`
         self._entry_keys: list[set[str]] = []  # what one query word may be to be an entry's key
+        clipped: list[tuple[str, int]] = []  # (a key clipped as judges clip it, its entry): `_clipped_key`
         for i, (keys, means) in enumerate(self.synonyms):
             self._phrases.append([self._words(m) for m in means])
             self._entry_keys.append(set())
@@ -117,11 +119,17 @@ class QueryBuilding:
                     self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
                 if len(lemmas) == 1:
                     self._entry_keys[i].add(lemmas[0])
+                clipped.extend((c, i) for c in self._clipped_key(k))
                 # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
                 reading = "".join(w.reading for w in self._words(k))
                 if len(reading) >= 3:
                     self._synonym_by_reading.setdefault(reading, []).append(i)
                     self._entry_keys[i].add(reading)
+        words = self.lexicon["words"]
+        for key, i in clipped:
+            if key not in self._synonym_by_key and key not in self.readings and key not in words:
+                self._synonym_by_key[key] = [i]
+                self._entry_keys[i].add(key)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
         # the lengths of the keys beginning with each character, shortest first (the only slices to try)
         lengths: dict[str, set[int]] = {}
@@ -133,6 +141,15 @@ class QueryBuilding:
         for r in self._synonym_by_reading:
             reading_lengths.setdefault(r[0], set()).add(len(r))
         self._reading_key_lengths = {ch: sorted(ls) for ch, ls in reading_lengths.items()}
+
+    def _clipped_key(self, key: str) -> list[str]:
+        """A judge's word of two loan words as judges clip it, the first two or three characters of each
+        (サイドチェンジ → サイチェン, ダブルスリーブ → ダブスリ, スロープレイ → スロプレ), as the corpus's own
+        compounds are clipped (`clip_map`)."""
+        ws = self._words(key)
+        if len(ws) != 2:
+            return []
+        return list(clip_map([f"{fold(ws[0].surface)}|{fold(ws[1].surface)}"], ()))
 
     def _index_spellings(self) -> None:
         """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
