@@ -619,7 +619,7 @@ class QueryBuilding:
         s, where = squash_map(text)
         found: list[int] = []
         particles: set[int] | None = None  # where SudachiPy reads a particle (looked up once, when needed)
-        starts: set[int] = set()  # where SudachiPy begins a word (looked up with the particles)
+        starts: tuple[set[int], set[int]] = (set(), set())  # where SudachiPy begins and ends a word
         for i, ch in enumerate(s):
             for length in self._key_lengths.get(ch, ()):
                 j = i + length
@@ -641,7 +641,7 @@ class QueryBuilding:
                             particles, starts = self._key_starts(text)
                         if where[i] in particles:
                             continue  # a key typed in hiragana that begins with a particle (ばい in すればいい)
-                        if where[i] not in starts:
+                        if where[i] not in starts[0] or where[j - 1] + 1 not in starts[1]:
                             continue  # nor inside a word: okurigana (けたい in 抜けたい is no ケータイ)
                     found.append(e)
         qws = words if words is not None else self.analyse(text)
@@ -683,11 +683,12 @@ class QueryBuilding:
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
 
-    def _key_starts(self, text: str) -> tuple[set[int], set[int]]:
-        """Where SudachiPy reads a particle or an auxiliary beginning in a short text, and where it begins any
-        morpheme (offsets into the text)."""
+    def _key_starts(self, text: str) -> tuple[set[int], tuple[set[int], set[int]]]:
+        """Where SudachiPy reads a particle or an auxiliary beginning in a short text, and where it begins and
+        ends any morpheme (offsets into the text)."""
         particles = self.analyzer.particle_starts(text)
-        return particles, {begin for begin, _, _, _ in self.analyzer.morphemes(text)}
+        morphemes = self.analyzer.morphemes(text)
+        return particles, ({m[0] for m in morphemes}, {m[1] for m in morphemes})
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
         """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
