@@ -472,8 +472,10 @@ class QueryBuilding:
                         )
                     )
         head, alts = alts, []
+        # a word the texts do not have (バレる) can only be meant by its group's words (発覚): they weigh more
+        sw = WEIGHT["synonym_only"] if w.synonyms and self._unknown(qw) else WEIGHT["synonym"]
         for g in w.synonyms:
-            alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
+            alts.append(Q.Term("syn", str(g), boost=sw))
         alts.extend(qw.phrases)
         if (
             (qw.kana or is_kana(w.surface))

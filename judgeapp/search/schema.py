@@ -66,6 +66,7 @@ WEIGHT = {
     "any": 1.0,  # each word found
     "coord": 1.5,  # each word found, whatever its score (a section with more of the words ranks higher)
     "synonym": 0.35,  # a word of the same SudachiPy synonym group
+    "synonym_only": 0.7,  # the same, for a word the corpus does not have in any form (バレる: 発覚)
     "fuzzy": 0.5,  # a katakana word within one edit, a Latin name from its kana reading
     "phrase": 1.0,  # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
     "pairs": 0.5,  # two words side by side as in the text (ヘッドジャッジ|いる: ヘッドジャッジがいない)
