@@ -65,6 +65,17 @@ class QueryWord:
     phrases: tuple[Q.Query, ...] = ()
 
 
+# The verbs of the compound particles that say what a sentence is about (〜について, 〜に関して): SudachiPy
+# reads に|つい|て, but the judge asks about the word before them, not for つく (〜によって, by, is kept:
+# 版によって違う).
+_ABOUT_VERBS = frozenset(fold(w) for w in ("付く", "つく", "関する"))
+
+
+def _about(w: Word, chunk: str) -> bool:
+    """Whether a word of the query is the verb of 〜について or 〜に関して, as typed."""
+    return any(f in _ABOUT_VERBS for f in w.forms) and f"に{w.surface}て" in chunk
+
+
 class QueryBuilding:
     """`SearchIndex`'s query side: a judge's text analysed once and made into one Whoosh query."""
 
@@ -204,7 +215,10 @@ class QueryBuilding:
                 if cut != chunk:
                     chunk, analysed = cut, self.analyzer.words(cut)
             words = [
-                x for w in analysed if w.forms[0] not in QUERY_STOP for x in self._without_question_word(w)
+                x
+                for w in analysed
+                if w.forms[0] not in QUERY_STOP and not _about(w, chunk)
+                for x in self._without_question_word(w)
             ]
             if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
                 continue  # only light, question or courtesy words (すみません, なに), or particles (とは)
@@ -638,6 +652,14 @@ class QueryBuilding:
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
                     if _inside_katakana_word(text, where[i], where[j - 1]):
                         continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
+                    if (
+                        len(key) == 1
+                        and _KANJI_RE.match(key)
+                        and any(
+                            _KANJI_RE.match(c) for c in text[max(where[i] - 1, 0) : where[i] + 2] if c != key
+                        )
+                    ):
+                        continue  # a key of one kanji inside a longer word (卓 in 電卓)
                     if all("\u3041" <= c <= "\u309f" for c in text[where[i] : where[j - 1] + 1]):
                         if particles is None:
                             particles, starts = self._key_starts(text)
