@@ -171,3 +171,67 @@ def test_a_word_typed_in_hiragana_that_sudachipy_misreads_is_a_part_of_its_own(l
     assert index._readings_apart("ジャッジしている") == ["ジャッジしている"]
     assert index._readings_apart("のぞき見") == ["のぞき見"]
     assert index._readings_apart("すぺあかーど") == ["すぺあかーど"]
+
+
+def test_a_question_what_a_thing_is_finds_the_section_defining_it(library):
+    """〜って何, 〜っていつ, 〜とは: the section that defines the thing (its list of terms, Xとは, 「X」と呼ぶ),
+    not one that mentions it; a count asked for (〜って何点) or a word that holds ちがい is no such question."""
+    from judgeapp.search.analysis import DEFINITION_QUESTION, analyzer, defined_words
+
+    index = library.index
+    top = [h.id for h in index.search("マッチって何? ゲームとの違い", game="tcg-taikai").hits][:1]
+    assert top == ["tcg-taikai/floor-rules/1b"]
+    top = [h.id for h in index.search("試合開始っていつの時点?", game="lycee").hits][:1]
+    assert top == ["lycee/guideline/intentional-draw"]
+    for text in ("ダイバーって何", "げんちご って何", "試合開始とは", "マッチの意味"):
+        assert DEFINITION_QUESTION.search(text), text
+    for text in ("引き分けって何点", "まちがい後で気づいた", "代用カードって何書けばいい?", "することは"):
+        assert not DEFINITION_QUESTION.search(text), text
+    an = analyzer()
+    assert defined_words(an, "観戦者とは会場内にいる人物を指します") == ["観戦|者", "カンセンシャ"]
+    assert defined_words(an, "プレイヤーは 4-8 人のポッドと呼ばれる単位に分けられます") == ["ポッド"]
+    assert defined_words(an, "デッキとは別にスペアカードを用意できます。変更することはできません") == []
+
+
+def test_a_judges_key_counts_only_as_a_word_of_its_own(library):
+    """A key of synonyms.yaml typed in hiragana begins and ends where SudachiPy reads a word (けたい in
+    抜けたい is no ケータイ, すり in すりかえ no スリ), and a key of one kanji is not inside a kanji word (卓 in
+    電卓); a judges' word of two loan words is found clipped (サイチェン for サイドチェンジ)."""
+    index = library.index
+
+    def entries(text: str) -> list[list[str]]:
+        return [index.synonyms[e][0] for e in index.synonym_entries(text)]
+
+    assert not any("ケータイ" in keys for keys in entries("どらふと中に抜けたい"))
+    assert any("ケータイ" in keys for keys in entries("けーたい"))
+    assert not any("スリ" in keys for keys in entries("カードをすりかえた"))
+    assert any("スリ" in keys for keys in entries("透明スリだけ"))
+    assert not any("卓" in keys for keys in entries("電卓"))
+    assert any("卓" in keys for keys in entries("となりの卓"))
+    assert any("サイドチェンジ" in keys for keys in entries("サイチェン 時間"))
+    assert any("ダブルスリーブ" in keys for keys in entries("ダブスリ"))
+
+
+def test_a_word_the_corpus_lacks_leans_on_its_synonym_group(library):
+    """バレる is no word of the texts: its SudachiPy group (発覚's) weighs more than a known word's (終わる)."""
+    from whoosh import query as Q
+
+    from judgeapp.search.schema import WEIGHT
+
+    index = library.index
+
+    def syn_boosts(text: str) -> set[float]:
+        found: set[float] = set()
+
+        def walk(q: Q.Query) -> None:
+            if isinstance(q, Q.Term) and q.fieldname == "syn":
+                found.add(q.boost)
+            for sub in getattr(q, "subqueries", ()) or ([q.child] if hasattr(q, "child") else []):
+                walk(sub)
+
+        walk(index.query(text))
+        return found
+
+    assert syn_boosts("バレた") == {WEIGHT["synonym_only"]}
+    assert syn_boosts("終わった") == {WEIGHT["synonym"]}
+    assert "ツク" not in [qw.word.forms[0] for qw in index.analyse("プレイについて")]
