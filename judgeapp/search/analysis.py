@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "13"
+ANALYZER_VERSION = "14"
 
 
 def _analysis_version() -> str:
@@ -113,6 +113,9 @@ class Word:
     # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
     aux: bool = False
     suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
+    part_readings: tuple[
+        str, ...
+    ] = ()  # the short units' readings when the long unit splits (停止中: テイシ, チュウ)
 
 
 class Analyzer:
@@ -224,6 +227,7 @@ class Analyzer:
             parts=parts if len(parts) > 1 else (),
             synonyms=tuple(dict.fromkeys(groups)),
             aux=aux,
+            part_readings=tuple(fold(p.reading_form()) for p in short) if len(parts) > 1 else (),
         )
 
 

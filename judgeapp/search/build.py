@@ -92,6 +92,8 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "title": Counter(f for t in title for f in t[1]),
         "words": Counter(f for t in body for f in t[1]),
         "reading": Counter(t[2] for t in body + title),
+        # the short units' readings of the words that split (a kana query's ていし finds 停止中)
+        "part_reading": _counts(r for w in body_words + title_words for r in w.part_readings),
         "grams": _counts(title_grams + _bigrams(d.text)),
         "title_grams": _counts(title_grams),
         "title_topic": title_topic(context_words if d.context else title_words),

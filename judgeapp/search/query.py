@@ -472,10 +472,12 @@ class QueryBuilding:
             alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
         if qw.kana:
             alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
+            if self._has("part_reading", w.reading):  # a short unit of a word that splits (ていし: 停止中)
+                alts.append(Q.Term("part_reading", w.reading, boost=FIELD_BOOST["reading"]))
         if qw.chunk and not qw.phrases:  # (a judge's word read whole is not cut: かけごと is not かけ + ごと)
             pieces = self._segment_reading(w.reading)
             if len(pieces) > 1:
-                alts.append(Q.And([Q.Term("reading", p, boost=WEIGHT["segments"]) for p in pieces]))
+                alts.append(Q.And([self._reading_piece(p, WEIGHT["segments"]) for p in pieces]))
             elif not pieces and w.reading not in self.readings:
                 # the run cut into the corpus's words by their skeletons (シングルエリミネーッション)
                 near = self._segment_skeleton(w.reading)
@@ -545,6 +547,13 @@ class QueryBuilding:
                         if len(spoken) >= 2 and self._has("defines", spoken):
                             out.append(spoken)
         return out
+
+    def _reading_piece(self, piece: str, boost: float) -> Q.Query:
+        """A piece of a run of kana: a word's reading, or a short unit's of a word that splits (テイシ: 停止中)."""
+        term = Q.Term("reading", piece, boost=boost)
+        if not self._has("part_reading", piece):
+            return term
+        return Q.Or([term, Q.Term("part_reading", piece, boost=boost)])
 
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""

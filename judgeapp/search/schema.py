@@ -39,6 +39,7 @@ SCHEMA = Schema(
     title=TermsField(analyzer=_space, phrase=False),
     words=TermsField(analyzer=_space, phrase=False),
     reading=TermsField(analyzer=_space, phrase=False),
+    part_reading=TermsField(analyzer=_space, phrase=False),  # short units' readings (停止中: テイシ, チュウ)
     grams=TermsField(analyzer=_space, phrase=False),
     syn=TermsField(analyzer=_space, phrase=False),
     kanji=TermsField(analyzer=_space, phrase=False),  # each word's kanji (`kanji_stem`: 繰り下げ → 繰下)
