@@ -113,9 +113,8 @@ class Word:
     # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
     aux: bool = False
     suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
-    part_readings: tuple[
-        str, ...
-    ] = ()  # the short units' readings when the long unit splits (停止中: テイシ, チュウ)
+    # the short units' readings when the long unit splits (停止中: テイシ, チュウ)
+    part_readings: tuple[str, ...] = ()
 
 
 class Analyzer:
