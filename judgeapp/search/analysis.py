@@ -528,9 +528,9 @@ _DEFINITION_ITEM = re.compile(r"^\s*(?:[-・]\s*)?([^:：\s]{1,16})\s*[:：]", r
 
 
 def defined_words(an: Analyzer, text: str) -> list[str]:
-    """The words a section's text defines (see the patterns above), each phrase as one term (`defined_term`):
-    a query that asks what a
-    thing is (マッチって何, 試合開始っていつ) finds the section defining it (用語定義; 試合開始とは…)."""
+    """The phrases a section's text defines (see the patterns above), each as one term (`defined_term`) and
+    by its reading: a query that asks what a thing is (マッチって何, 試合開始っていつ) finds the section
+    defining it (用語定義; 試合開始とは…)."""
     found: list[list[Word]] = []
     for line in text.splitlines():
         for m in _DEFINED_BY_TOHA.finditer(line):

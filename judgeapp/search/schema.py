@@ -58,10 +58,10 @@ WEIGHT = {
     "number": 60.0,  # the section number, however written
     "all": 1.0,  # every word of the query in the section (added to "any")
     "title": 1.0,  # every word of the query in the section's title
-    "topic": 0.5,
+    "topic": 0.5,  # the query's words are the title's topic (シャッフル: Ⅰ. シャッフルに関して)
     # a question what a thing is (マッチって何): each of its phrases the section defines (1b. 用語定義), about
     # a word in the title and the text (4 and 8 were too light to lift a definition over its many mentions)
-    "defines": 12.0,  # the query's words are the title's topic (シャッフル: Ⅰ. シャッフルに関して)
+    "defines": 12.0,
     "most": 0.5,  # all words but one (queries of 3 to 5 words): one noise word does not sink a section
     "segments": 0.8,  # a run of kana read as several of the corpus's readings
     "any": 1.0,  # each word found
