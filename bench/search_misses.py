@@ -33,6 +33,8 @@ def _label(ev, q: Q.Query, n_words: int) -> str:
     subs = list(getattr(q, "subqueries", ()))
     if fields == {"defines"}:
         return "defines"
+    if fields == {"counts"}:
+        return "counts"
     if isinstance(q, Q.ConstantScoreQuery):
         return "number"
     if isinstance(q, Q.Or) and subs and all(isinstance(x, Q.ConstantScoreQuery) for x in subs):

@@ -235,3 +235,16 @@ def test_a_word_the_corpus_lacks_leans_on_its_synonym_group(library):
     assert syn_boosts("バレた") == {WEIGHT["synonym_only"]}
     assert syn_boosts("終わった") == {WEIGHT["synonym"]}
     assert "ツク" not in [qw.word.forms[0] for qw in index.analyse("プレイについて")]
+
+
+def test_a_count_asked_for_finds_the_section_giving_it(library):
+    """何枚, なんにん: a number and that counter near the query's other words (５枚のカードをシールドとして)."""
+    from judgeapp.search.analysis import analyzer, count_terms
+
+    words = analyzer().words("自分のデッキから上から５枚のカードをシールドとして裏向きに配置する")
+    assert "#枚|シールド" in count_terms(words) and "#枚|デッキ" in count_terms(words)
+    index = library.index
+    assert [h.id for h in index.search("シールド 何枚", game="dm-senshu").hits][:1] == [
+        "dm-senshu/floor-rules/204"
+    ]
+    assert [h.id for h in index.search("ぽっど なんにん").hits][:1] == ["tcg-taikai/floor-rules/9c-ii"]

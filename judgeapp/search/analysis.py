@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "14"
+ANALYZER_VERSION = "15"
 
 
 def _analysis_version() -> str:
@@ -115,6 +115,7 @@ class Word:
     suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
     # the short units' readings when the long unit splits (停止中: テイシ, チュウ)
     part_readings: tuple[str, ...] = ()
+    asked: bool = False  # a counter a judge asks for (何枚, なんにん: 枚, 人), answered by a number (５枚)
 
 
 class Analyzer:
@@ -509,6 +510,22 @@ def word_pairs(words: list[Word]) -> list[str]:
     """Each two neighbouring words (their first form), the order kept: where a query's words stand side by
     side in a section, as they do in the judge's phrase, the section is the likelier answer."""
     return [f"{a.forms[0]}|{b.forms[0]}" for a, b in zip(words, words[1:], strict=False)]
+
+
+_NUMERAL = re.compile(r"[0-9]+|[一二三四五六七八九十百〇]+")
+
+
+def count_terms(words: list[Word], reach: int = 3) -> list[str]:
+    """Each count a text gives (a number and its counter: ５枚) with the words near it, the number left out
+    (５枚のカードをシールドとして: `#枚|カード`, `#枚|シールド`): what a judge asking シールド 何枚 looks for."""
+    out: list[str] = []
+    for i in range(len(words) - 1):
+        if _NUMERAL.fullmatch(words[i].forms[0]) and not _NUMERAL.fullmatch(words[i + 1].forms[0]):
+            counter = words[i + 1].forms[0]
+            for w in words[max(0, i - reach) : i] + words[i + 2 : i + 2 + reach]:
+                if not _NUMERAL.fullmatch(w.forms[0]) and w.forms[0] not in QUERY_STOP:
+                    out.append(f"#{counter}|{w.forms[0]}")
+    return out
 
 
 def _bigrams(text: str) -> list[str]:

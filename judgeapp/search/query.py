@@ -202,7 +202,7 @@ class QueryBuilding:
             if counted:  # なんてん, なんにん: 何点, 何人 typed in kana, the counter asked for (it ranks only)
                 counter = _COUNTERS[counted.group(1)]
                 out.extend(
-                    QueryWord(dataclasses.replace(x, suffix=True), kana=False)
+                    QueryWord(dataclasses.replace(x, suffix=True, asked=True), kana=False)
                     for x in self.analyzer.words(counter)
                 )
                 content.append(counter)
@@ -388,7 +388,7 @@ class QueryBuilding:
                 x for x in self.analyzer.words(w.surface[len(w.parts[0]) :]) if x.forms[0] not in QUERY_STOP
             ]
             # a counter asked for: it ranks, it is not required (a copy: the analyzer's words are shared)
-            return [dataclasses.replace(x, suffix=True) for x in rest]
+            return [dataclasses.replace(x, suffix=True, asked=True) for x in rest]
         return [w]
 
     def _spellings(self, k: str) -> list[str]:
@@ -815,6 +815,18 @@ class QueryBuilding:
                 # (an And, not a Require: Whoosh would not weigh a Require; a score of 0 Whoosh reads as 1)
                 is_topic = Q.ConstantScoreQuery(Q.Term("title_topic", topic), 1e-6)
                 signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
+        asked = [qw.word.forms[0] for qw in words if qw.word.asked]
+        if (
+            asked
+        ):  # a count asked for (シールド 何枚): a section giving one near the other words (５枚…シールド)
+            counts = [
+                t
+                for c in dict.fromkeys(asked)
+                for qw in core
+                if not qw.word.asked and self._has("counts", t := f"#{c}|{qw.word.forms[0]}")
+            ]
+            if counts:
+                signals.append(_weighted(Q.Or([Q.Term("counts", t) for t in counts]), WEIGHT["counts"]))
         if DEFINITION_QUESTION.search(text):
             defined = self._defined_terms(core)
             if defined:  # the section that says what the thing asked about is (not one that mentions it)

@@ -44,6 +44,7 @@ SCHEMA = Schema(
     syn=TermsField(analyzer=_space, phrase=False),
     kanji=TermsField(analyzer=_space, phrase=False),  # each word's kanji (`kanji_stem`: 繰り下げ → 繰下)
     pairs=TermsField(analyzer=_space, phrase=False),
+    counts=TermsField(analyzer=_space, phrase=False),  # a count and the words near it (`count_terms`)
     title_grams=TermsField(analyzer=_space, phrase=False),
     title_topic=KEYWORD(scorable=False),  # the title's topic words as one term (`title_topic`)
     defines=KEYWORD(scorable=False),  # the phrases the section's text defines (`defined_words`: 試合|開始)
@@ -62,6 +63,9 @@ WEIGHT = {
     # a question what a thing is (マッチって何): each of its phrases the section defines (1b. 用語定義), about
     # a word in the title and the text (4 and 8 were too light to lift a definition over its many mentions)
     "defines": 12.0,
+    # a count asked for (何枚, なんにん): a number and that counter within three words of the query's other
+    # words (５枚のカードをシールドとして); 3 to 6 were alike, 8 lost a first hit
+    "counts": 5.0,
     "most": 0.5,  # all words but one (queries of 3 to 5 words): one noise word does not sink a section
     "segments": 0.8,  # a run of kana read as several of the corpus's readings
     "any": 1.0,  # each word found
