@@ -183,7 +183,13 @@ def test_a_question_what_a_thing_is_finds_the_section_defining_it(library):
     assert top == ["tcg-taikai/floor-rules/1b"]
     top = [h.id for h in index.search("試合開始っていつの時点?", game="lycee").hits][:1]
     assert top == ["lycee/guideline/intentional-draw"]
-    for text in ("ダイバーって何", "げんちご って何", "試合開始とは", "マッチの意味"):
+    for text in (
+        "ダイバーって何",
+        "げんちご って何",
+        "試合開始とは",
+        "マッチの意味",
+        "オフィシャルって誰のこと",
+    ):
         assert DEFINITION_QUESTION.search(text), text
     for text in ("引き分けって何点", "まちがい後で気づいた", "代用カードって何書けばいい?", "することは"):
         assert not DEFINITION_QUESTION.search(text), text

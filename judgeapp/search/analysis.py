@@ -566,10 +566,10 @@ def defined_words(an: Analyzer, text: str) -> list[str]:
     return list(out)
 
 
-# A judge asking what a thing is: 〜って何 (なに, いつ, どういう), 〜とは, 〜の意味, 〜の定義, 〜との違い.
+# A judge asking what a thing is: 〜って何 (なに, いつ, どういう, 誰), 〜とは, 〜の意味, 〜の定義, 〜との違い.
 # (Not a count asked for: 〜って何点, 何回 ask for a number, see `_COUNTERS`.)
 DEFINITION_QUESTION = re.compile(
-    r"って\s*(?:何(?![\u4e00-\u9fff])|なに|なん(?:[でのだ?？]|$)|いつ|どういう)|(?<!こ)とは|意味|定義|(?:^|[\sのとが])(?:違い|ちがい)"
+    r"って\s*(?:何(?![\u4e00-\u9fff])|なに|なん(?:[でのだ?？]|$)|いつ|どういう|誰|だれ)|(?<!こ)とは|意味|定義|(?:^|[\sのとが])(?:違い|ちがい)"
 )
 
 
