@@ -427,17 +427,21 @@ class QueryBuilding:
                 i += 1
         return out if len(out) <= 3 else []
 
-    def _compound_head(self, k: str) -> str:
+    def _compound_head(self, k: str, first: bool = False) -> str:
         """The corpus's loan word that ends a katakana compound the corpus does not have (イカサマダイス →
-        ダイス, ライフメモ → メモ): a Japanese compound names a kind of its last word. The longest such reading,
-        two characters or more, with two or more before it; "" when none."""
+        ダイス): a Japanese compound names a kind of its last word. The longest such reading, two characters
+        or more, with two or more before it; "" when none. `first`: the loan word that begins it, with two
+        characters or more after it (ライフメモ → ライフ: what the kind is of; a misspelt compound,
+        シングルエリミネーシヨン, keeps its first word right)."""
         if len(k) < 4 or not all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in k):
             return ""
-        for start in range(2, len(k) - 1):
-            if k[start] != "ー" and k[start:] in self._loan_readings:
+        cuts = range(len(k) - 2, 1, -1) if first else range(2, len(k) - 1)
+        for cut in cuts:
+            word = k[:cut] if first else k[cut:]
+            if k[cut] != "ー" and word in self._loan_readings:
                 # a word most sections have (カード) says nothing of which one is meant
-                common = len(self._evaluator.postings("reading", k[start:])[0]) > 0.1 * self._evaluator.n
-                return "" if common else k[start:]
+                common = len(self._evaluator.postings("reading", word)[0]) > 0.1 * self._evaluator.n
+                return "" if common else word
         return ""
 
     def _latin_names(self, k: str) -> list[str]:
@@ -508,6 +512,13 @@ class QueryBuilding:
             if last:  # a compound the corpus lacks, by its last word (イカサマダイス: a ダイス)
                 alts.append(Q.Term("reading", last, boost=WEIGHT["fuzzy"]))
                 for surface in self.lexicon["reading"].get(last, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
+            # and by its first, unless it is the corpus's words side by side (ヘッドジャッジ: ヘッド|ジャッジ)
+            whole = qw.phrases or len(self._segment_reading(w.reading)) > 1
+            first = "" if whole else self._compound_head(w.reading, first=True)
+            if first:  # (ライフメモ: ライフ; パイルシャッフノ, misspelt: パイル)
+                alts.append(Q.Term("reading", first, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(first, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             clipped = self._clips.get(w.reading, ())
             if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
