@@ -257,3 +257,16 @@ def test_a_count_asked_for_finds_the_section_giving_it(library):
         "dm-senshu/floor-rules/204"
     ]
     assert [h.id for h in index.search("ぽっど なんにん").hits][:1] == ["tcg-taikai/floor-rules/9c-ii"]
+
+
+def test_a_katakana_compound_the_corpus_lacks_is_found_by_its_first_and_last_words(library):
+    """ライフメモ: ライフ (2b's ライフの記録); イカサマダイス: ダイス; ヘッドジャッジ is the corpus's words side by side."""
+    index = library.index
+    assert index._compound_head("ライフメモ", first=True) == "ライフ"
+    assert index._compound_head("イカサマダイス") == "ダイス"
+    top = [
+        h.id for h in index.search("相手のライフメモずれてるの気づいたら言うべき?", game="tcg-taikai").hits
+    ]
+    assert top[:1] == ["tcg-taikai/floor-rules/2b"]
+    query = repr(index.query("ヘッドジャッジいない"))
+    assert "Term('reading', 'ヘッド', boost=0.5)" not in query
