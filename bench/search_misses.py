@@ -31,6 +31,10 @@ def _label(ev, q: Q.Query, n_words: int) -> str:
     """A short name for a top-level signal (`SearchIndex.query` builds them; see WEIGHT in search.py)."""
     fields = {f for f, _ in ev._leaves(q, None)}
     subs = list(getattr(q, "subqueries", ()))
+    if fields == {"defines"}:
+        return "defines"
+    if fields == {"counts"}:
+        return "counts"
     if isinstance(q, Q.ConstantScoreQuery):
         return "number"
     if isinstance(q, Q.Or) and subs and all(isinstance(x, Q.ConstantScoreQuery) for x in subs):

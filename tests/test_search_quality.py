@@ -121,21 +121,24 @@ def test_nothing_found_stays_nothing(library):
             (0.99, 0.96),
         ),  # measured 100% / 96.5% (98.8% / 95.3% before the overviews)
         ("search_unseen_tune2.yaml", (0.99, 0.96)),  # measured 100% / 97.0% (96.0% before)
-        ("search_unseen_tune3.yaml", (0.98, 0.92)),  # measured 98.8% / 92.9%
+        (
+            "search_unseen_tune3.yaml",
+            (0.99, 0.93),
+        ),  # measured 100% / 94.0% (98.8% / 92.9% before the 4th pass)
         # issue 10's done-when bar is 95% / 85% (measured 100% / 89.7%; 88.5% before the second quality pass,
         # 87.2% before the first)
         ("search_unseen_report.yaml", (0.99, 0.89)),
         ("search_unseen_check3.yaml", (0.92, 0.68)),  # measured 92.1% / 68.4% (before tune3's: 69.7%)
         # a fourth table, held out in the quality pass: 90.2% / 74.5% before, 91.2% / 77.5% held out, 92.2% /
         # 78.4% after one change drawn from its rows (a katakana word then hiragana); 94.1% / 80.4% after the
-        # overviews, clipped compounds and loan words in hiragana
-        ("search_unseen_tune4.yaml", (0.94, 0.80)),
+        # overviews, clipped compounds and loan words in hiragana; 96.1% / 83.3% after the fourth quality pass
+        ("search_unseen_tune4.yaml", (0.96, 0.83)),
         # measured 95.6% / 72.1% (94.1% / 72.1% before the second quality pass, 67.6% first before the first)
         ("search_unseen_check4.yaml", (0.95, 0.72)),
         # a fifth table: 91.0% / 70.8% before the overviews and clipped compounds, 91.0% / 69.7% held out
         # (with the overview's weight, then dropped), 93.3% / 77.5% after; 93.3% / 78.7% after the same-reading
-        # kanji typos (third quality pass)
-        ("search_unseen_tune5.yaml", (0.93, 0.78)),
+        # kanji typos (third quality pass); 95.5% / 84.3% after the fourth (definitions, counts asked for…)
+        ("search_unseen_tune5.yaml", (0.95, 0.84)),
         (
             "search_unseen_check5.yaml",
             (0.95, 0.80),
@@ -177,3 +180,99 @@ def test_a_word_typed_in_hiragana_that_sudachipy_misreads_is_a_part_of_its_own(l
     assert index._readings_apart("ジャッジしている") == ["ジャッジしている"]
     assert index._readings_apart("のぞき見") == ["のぞき見"]
     assert index._readings_apart("すぺあかーど") == ["すぺあかーど"]
+
+
+def test_a_question_what_a_thing_is_finds_the_section_defining_it(library):
+    """〜って何, 〜っていつ, 〜とは: the section that defines the thing (its list of terms, Xとは, 「X」と呼ぶ),
+    not one that mentions it; a count asked for (〜って何点) or a word that holds ちがい is no such question."""
+    from judgeapp.search.analysis import DEFINITION_QUESTION, analyzer, defined_words
+
+    index = library.index
+    top = [h.id for h in index.search("マッチって何? ゲームとの違い", game="tcg-taikai").hits][:1]
+    assert top == ["tcg-taikai/floor-rules/1b"]
+    top = [h.id for h in index.search("試合開始っていつの時点?", game="lycee").hits][:1]
+    assert top == ["lycee/guideline/intentional-draw"]
+    for text in (
+        "ダイバーって何",
+        "げんちご って何",
+        "試合開始とは",
+        "マッチの意味",
+        "オフィシャルって誰のこと",
+    ):
+        assert DEFINITION_QUESTION.search(text), text
+    for text in ("引き分けって何点", "まちがい後で気づいた", "代用カードって何書けばいい?", "することは"):
+        assert not DEFINITION_QUESTION.search(text), text
+    an = analyzer()
+    assert defined_words(an, "観戦者とは会場内にいる人物を指します") == ["観戦|者", "カンセンシャ"]
+    assert defined_words(an, "プレイヤーは 4-8 人のポッドと呼ばれる単位に分けられます") == ["ポッド"]
+    assert defined_words(an, "デッキとは別にスペアカードを用意できます。変更することはできません") == []
+
+
+def test_a_judges_key_counts_only_as_a_word_of_its_own(library):
+    """A key of synonyms.yaml typed in hiragana begins and ends where SudachiPy reads a word (けたい in
+    抜けたい is no ケータイ, すり in すりかえ no スリ), and a key of one kanji is not inside a kanji word (卓 in
+    電卓); a judges' word of two loan words is found clipped (サイチェン for サイドチェンジ)."""
+    index = library.index
+
+    def entries(text: str) -> list[list[str]]:
+        return [index.synonyms[e][0] for e in index.synonym_entries(text)]
+
+    assert not any("ケータイ" in keys for keys in entries("どらふと中に抜けたい"))
+    assert any("ケータイ" in keys for keys in entries("けーたい"))
+    assert not any("スリ" in keys for keys in entries("カードをすりかえた"))
+    assert any("スリ" in keys for keys in entries("透明スリだけ"))
+    assert not any("卓" in keys for keys in entries("電卓"))
+    assert any("卓" in keys for keys in entries("となりの卓"))
+    assert any("サイドチェンジ" in keys for keys in entries("サイチェン 時間"))
+    assert any("ダブルスリーブ" in keys for keys in entries("ダブスリ"))
+
+
+def test_a_word_the_corpus_lacks_leans_on_its_synonym_group(library):
+    """バレる is no word of the texts: its SudachiPy group (発覚's) weighs more than a known word's (終わる)."""
+    from whoosh import query as Q
+
+    from judgeapp.search.schema import WEIGHT
+
+    index = library.index
+
+    def syn_boosts(text: str) -> set[float]:
+        found: set[float] = set()
+
+        def walk(q: Q.Query) -> None:
+            if isinstance(q, Q.Term) and q.fieldname == "syn":
+                found.add(q.boost)
+            for sub in getattr(q, "subqueries", ()) or ([q.child] if hasattr(q, "child") else []):
+                walk(sub)
+
+        walk(index.query(text))
+        return found
+
+    assert syn_boosts("バレた") == {WEIGHT["synonym_only"]}
+    assert syn_boosts("終わった") == {WEIGHT["synonym"]}
+    assert "ツク" not in [qw.word.forms[0] for qw in index.analyse("プレイについて")]
+
+
+def test_a_count_asked_for_finds_the_section_giving_it(library):
+    """何枚, なんにん: a number and that counter near the query's other words (５枚のカードをシールドとして)."""
+    from judgeapp.search.analysis import analyzer, count_terms
+
+    words = analyzer().words("自分のデッキから上から５枚のカードをシールドとして裏向きに配置する")
+    assert "#枚|シールド" in count_terms(words) and "#枚|デッキ" in count_terms(words)
+    index = library.index
+    assert [h.id for h in index.search("シールド 何枚", game="dm-senshu").hits][:1] == [
+        "dm-senshu/floor-rules/204"
+    ]
+    assert [h.id for h in index.search("ぽっど なんにん").hits][:1] == ["tcg-taikai/floor-rules/9c-ii"]
+
+
+def test_a_katakana_compound_the_corpus_lacks_is_found_by_its_first_and_last_words(library):
+    """ライフメモ: ライフ (2b's ライフの記録); イカサマダイス: ダイス; ヘッドジャッジ is the corpus's words side by side."""
+    index = library.index
+    assert index._compound_head("ライフメモ", first=True) == "ライフ"
+    assert index._compound_head("イカサマダイス") == "ダイス"
+    top = [
+        h.id for h in index.search("相手のライフメモずれてるの気づいたら言うべき?", game="tcg-taikai").hits
+    ]
+    assert top[:1] == ["tcg-taikai/floor-rules/2b"]
+    query = repr(index.query("ヘッドジャッジいない"))
+    assert "Term('reading', 'ヘッド', boost=0.5)" not in query

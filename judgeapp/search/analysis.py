@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "12"
+ANALYZER_VERSION = "15"
 
 
 def _analysis_version() -> str:
@@ -113,6 +113,9 @@ class Word:
     # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
     aux: bool = False
     suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
+    # the short units' readings when the long unit splits (停止中: テイシ, チュウ)
+    part_readings: tuple[str, ...] = ()
+    asked: bool = False  # a counter a judge asks for (何枚, なんにん: 枚, 人), answered by a number (５枚)
 
 
 class Analyzer:
@@ -228,6 +231,7 @@ class Analyzer:
             parts=parts if len(parts) > 1 else (),
             synonyms=tuple(dict.fromkeys(groups)),
             aux=aux,
+            part_readings=tuple(fold(p.reading_form()) for p in short) if len(parts) > 1 else (),
         )
 
 
@@ -512,6 +516,77 @@ def word_pairs(words: list[Word]) -> list[str]:
     return [f"{a.forms[0]}|{b.forms[0]}" for a, b in zip(words, words[1:], strict=False)]
 
 
+_NUMERAL = re.compile(r"[0-9]+|[一二三四五六七八九十百〇]+")
+
+
+def count_terms(words: list[Word], reach: int = 3) -> list[str]:
+    """Each count a text gives (a number and its counter: ５枚) with the words near it, the number left out
+    (５枚のカードをシールドとして: `#枚|カード`, `#枚|シールド`): what a judge asking シールド 何枚 looks for."""
+    out: list[str] = []
+    for i in range(len(words) - 1):
+        if _NUMERAL.fullmatch(words[i].forms[0]) and not _NUMERAL.fullmatch(words[i + 1].forms[0]):
+            counter = words[i + 1].forms[0]
+            for w in words[max(0, i - reach) : i] + words[i + 2 : i + 2 + reach]:
+                if not _NUMERAL.fullmatch(w.forms[0]) and w.forms[0] not in QUERY_STOP:
+                    out.append(f"#{counter}|{w.forms[0]}")
+    return out
+
+
 def _bigrams(text: str) -> list[str]:
     s = squash(text)
     return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])
+
+
+# How the texts define a word (the section that says what a thing is, rather than one that mentions it):
+# 「X」とは / Xとは at the start of a line or clause (not 〜とは別に, 〜とは異なる: a comparison; not ことは),
+# 「X」と呼ぶ / …Xと呼ばれる (its last word: …のポッドと呼ばれる), and the items of a list of definitions
+# (X : …) in a section that says it defines (この規定では以下の用語を定義します).
+_DEFINED_BY_TOHA = re.compile(
+    r"(?:^|[\s、。「」（）()])(?:「([^「」]{1,16})」|([^\s、。「」（）()]{1,16}?))\s*(?<!こ)とは(?![別異違関])"
+)
+_DEFINED_BY_NAME = re.compile(r"(?:「([^「」]{1,16})」|([^\s、。「」（）()]{1,12}?))\s*と呼[ばびぶべん]")
+_DEFINITION_ITEM = re.compile(r"^\s*(?:[-・]\s*)?([^:：\s]{1,16})\s*[:：]", re.MULTILINE)
+
+
+def defined_words(an: Analyzer, text: str) -> list[str]:
+    """The phrases a section's text defines (see the patterns above), each as one term (`defined_term`) and
+    by its reading: a query that asks what a thing is (マッチって何, 試合開始っていつ) finds the section
+    defining it (用語定義; 試合開始とは…)."""
+    found: list[list[Word]] = []
+    for line in text.splitlines():
+        for m in _DEFINED_BY_TOHA.finditer(line):
+            found.append(an.words(m.group(1) or m.group(2)))
+        for m in _DEFINED_BY_NAME.finditer(line):
+            found.append(an.words(m.group(1)) if m.group(1) else an.words(m.group(2))[-1:])
+    if "定義" in text:
+        found += [an.words(x) for x in _DEFINITION_ITEM.findall(text)]
+    out: dict[str, None] = {}
+    for words in found:
+        term = defined_term(words)
+        if term:
+            out[term] = None
+            # and by its reading, for a judge who types it in kana (げんちごって何: 「現地語」とは)
+            out["".join(w.reading for w in words if term_word(w))] = None
+    return list(out)
+
+
+# A judge asking what a thing is: 〜って何 (なに, いつ, どういう, 誰), 〜とは, 〜の意味, 〜の定義, 〜との違い.
+# (Not a count asked for: 〜って何点, 何回 ask for a number, see `_COUNTERS`.)
+DEFINITION_QUESTION = re.compile(
+    r"って\s*(?:何(?![\u4e00-\u9fff])|なに|なん(?:[でのだ?？]|$)|いつ|どういう|誰|だれ)|(?<!こ)とは|意味|定義|(?:^|[\sのとが])(?:違い|ちがい)"
+)
+
+
+def defined_term(words: list[Word]) -> str:
+    """A defined phrase as one term: its words' first forms joined (試合|開始), without light words, numbers
+    and words written in hiragana only (ここで言う透明のスリーブとは: 透明|スリーブ)."""
+    return "|".join(w.forms[0] for w in words if term_word(w))
+
+
+def term_word(w: Word) -> bool:
+    """Whether a word is part of a defined phrase: not a light word, a number or a word in hiragana only."""
+    return (
+        w.forms[0] not in QUERY_STOP
+        and not NUMBERING.fullmatch(w.forms[0])
+        and not re.fullmatch("[ぁ-ん]+", w.surface)
+    )

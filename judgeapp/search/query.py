@@ -31,6 +31,7 @@ from .analysis import (
     _KANJI_WORD,
     _KATAKANA_THEN_HIRAGANA,
     _PARTICLE_CHARS,
+    DEFINITION_QUESTION,
     QUERY_STOP,
     Word,
     _bigrams,
@@ -39,6 +40,8 @@ from .analysis import (
     _weighted,
     _without_question_tail,
     analyzer,
+    clip_map,
+    defined_term,
     query_number_terms,
     spelling_maps,
     title_topic,
@@ -60,6 +63,17 @@ class QueryWord:
     chunk: str = ""  # the run of kana it is, when the whole run is matched as one word
     # the texts' phrases for it when it is a judge's word of rules_corpus/synonyms.yaml (出禁: 出場停止)
     phrases: tuple[Q.Query, ...] = ()
+
+
+# The verbs of the compound particles that say what a sentence is about (〜について, 〜に関して): SudachiPy
+# reads に|つい|て, but the judge asks about the word before them, not for つく (〜によって, by, is kept:
+# 版によって違う).
+_ABOUT_VERBS = frozenset(fold(w) for w in ("付く", "つく", "関する"))
+
+
+def _about(w: Word, chunk: str) -> bool:
+    """Whether a word of the query is the verb of 〜について or 〜に関して, as typed."""
+    return any(f in _ABOUT_VERBS for f in w.forms) and f"に{w.surface}て" in chunk
 
 
 class QueryBuilding:
@@ -102,6 +116,7 @@ class QueryBuilding:
         self._phrases: list[list[list[Word]]] = []
         self._phrase_built: dict[tuple[int, bool], list[Q.Query]] = {}  # (entry, one word): `_phrase_queries`
         self._entry_keys: list[set[str]] = []  # what one query word may be to be an entry's key
+        clipped: list[tuple[str, int]] = []  # (a key clipped as judges clip it, its entry): `_clipped_key`
         for i, (keys, means) in enumerate(self.synonyms):
             self._phrases.append([self._words(m) for m in means])
             self._entry_keys.append(set())
@@ -115,11 +130,17 @@ class QueryBuilding:
                     self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
                 if len(lemmas) == 1:
                     self._entry_keys[i].add(lemmas[0])
+                clipped.extend((c, i) for c in self._clipped_key(k))
                 # What each key sounds like, so that a query typed in kana (しっかく) finds the entry (失格).
                 reading = "".join(w.reading for w in self._words(k))
                 if len(reading) >= 3:
                     self._synonym_by_reading.setdefault(reading, []).append(i)
                     self._entry_keys[i].add(reading)
+        words = self.lexicon["words"]
+        for key, i in clipped:
+            if key not in self._synonym_by_key and key not in self.readings and key not in words:
+                self._synonym_by_key[key] = [i]
+                self._entry_keys[i].add(key)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
         # the lengths of the keys beginning with each character, shortest first (the only slices to try)
         lengths: dict[str, set[int]] = {}
@@ -131,6 +152,15 @@ class QueryBuilding:
         for r in self._synonym_by_reading:
             reading_lengths.setdefault(r[0], set()).add(len(r))
         self._reading_key_lengths = {ch: sorted(ls) for ch, ls in reading_lengths.items()}
+
+    def _clipped_key(self, key: str) -> list[str]:
+        """A judge's word of two loan words as judges clip it, the first two or three characters of each
+        (サイドチェンジ → サイチェン, ダブルスリーブ → ダブスリ, スロープレイ → スロプレ), as the corpus's own
+        compounds are clipped (`clip_map`)."""
+        ws = self._words(key)
+        if len(ws) != 2:
+            return []
+        return list(clip_map([f"{fold(ws[0].surface)}|{fold(ws[1].surface)}"], ()))
 
     def _index_spellings(self) -> None:
         """What loose spellings may stand for (`spelling_maps`, kept in the lexicon at build time)."""
@@ -172,7 +202,7 @@ class QueryBuilding:
             if counted:  # なんてん, なんにん: 何点, 何人 typed in kana, the counter asked for (it ranks only)
                 counter = _COUNTERS[counted.group(1)]
                 out.extend(
-                    QueryWord(dataclasses.replace(x, suffix=True), kana=False)
+                    QueryWord(dataclasses.replace(x, suffix=True, asked=True), kana=False)
                     for x in self.analyzer.words(counter)
                 )
                 content.append(counter)
@@ -185,7 +215,10 @@ class QueryBuilding:
                 if cut != chunk:
                     chunk, analysed = cut, self.analyzer.words(cut)
             words = [
-                x for w in analysed if w.forms[0] not in QUERY_STOP for x in self._without_question_word(w)
+                x
+                for w in analysed
+                if w.forms[0] not in QUERY_STOP and not _about(w, chunk)
+                for x in self._without_question_word(w)
             ]
             if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
                 continue  # only light, question or courtesy words (すみません, なに), or particles (とは)
@@ -355,7 +388,7 @@ class QueryBuilding:
                 x for x in self.analyzer.words(w.surface[len(w.parts[0]) :]) if x.forms[0] not in QUERY_STOP
             ]
             # a counter asked for: it ranks, it is not required (a copy: the analyzer's words are shared)
-            return [dataclasses.replace(x, suffix=True) for x in rest]
+            return [dataclasses.replace(x, suffix=True, asked=True) for x in rest]
         return [w]
 
     def _spellings(self, k: str) -> list[str]:
@@ -394,17 +427,21 @@ class QueryBuilding:
                 i += 1
         return out if len(out) <= 3 else []
 
-    def _compound_head(self, k: str) -> str:
+    def _compound_head(self, k: str, first: bool = False) -> str:
         """The corpus's loan word that ends a katakana compound the corpus does not have (イカサマダイス →
-        ダイス, ライフメモ → メモ): a Japanese compound names a kind of its last word. The longest such reading,
-        two characters or more, with two or more before it; "" when none."""
+        ダイス): a Japanese compound names a kind of its last word. The longest such reading, two characters
+        or more, with two or more before it; "" when none. `first`: the loan word that begins it, with two
+        characters or more after it (ライフメモ → ライフ: what the kind is of; a misspelt compound,
+        シングルエリミネーシヨン, keeps its first word right)."""
         if len(k) < 4 or not all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in k):
             return ""
-        for start in range(2, len(k) - 1):
-            if k[start] != "ー" and k[start:] in self._loan_readings:
+        cuts = range(len(k) - 2, 1, -1) if first else range(2, len(k) - 1)
+        for cut in cuts:
+            word = k[:cut] if first else k[cut:]
+            if k[cut] != "ー" and word in self._loan_readings:
                 # a word most sections have (カード) says nothing of which one is meant
-                common = len(self._evaluator.postings("reading", k[start:])[0]) > 0.1 * self._evaluator.n
-                return "" if common else k[start:]
+                common = len(self._evaluator.postings("reading", word)[0]) > 0.1 * self._evaluator.n
+                return "" if common else word
         return ""
 
     def _latin_names(self, k: str) -> list[str]:
@@ -439,10 +476,12 @@ class QueryBuilding:
             alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
         if qw.kana:
             alts.append(Q.Term("reading", w.reading, boost=FIELD_BOOST["reading"]))
+            if self._has("part_reading", w.reading):  # a short unit of a word that splits (ていし: 停止中)
+                alts.append(Q.Term("part_reading", w.reading, boost=FIELD_BOOST["reading"]))
         if qw.chunk and not qw.phrases:  # (a judge's word read whole is not cut: かけごと is not かけ + ごと)
             pieces = self._segment_reading(w.reading)
             if len(pieces) > 1:
-                alts.append(Q.And([Q.Term("reading", p, boost=WEIGHT["segments"]) for p in pieces]))
+                alts.append(Q.And([self._reading_piece(p, WEIGHT["segments"]) for p in pieces]))
             elif not pieces and w.reading not in self.readings:
                 # the run cut into the corpus's words by their skeletons (シングルエリミネーッション)
                 near = self._segment_skeleton(w.reading)
@@ -453,8 +492,10 @@ class QueryBuilding:
                         )
                     )
         head, alts = alts, []
+        # a word the texts do not have (バレる) can only be meant by its group's words (発覚): they weigh more
+        sw = WEIGHT["synonym_only"] if w.synonyms and self._unknown(qw) else WEIGHT["synonym"]
         for g in w.synonyms:
-            alts.append(Q.Term("syn", str(g), boost=WEIGHT["synonym"]))
+            alts.append(Q.Term("syn", str(g), boost=sw))
         alts.extend(qw.phrases)
         if (
             (qw.kana or is_kana(w.surface))
@@ -471,6 +512,13 @@ class QueryBuilding:
             if last:  # a compound the corpus lacks, by its last word (イカサマダイス: a ダイス)
                 alts.append(Q.Term("reading", last, boost=WEIGHT["fuzzy"]))
                 for surface in self.lexicon["reading"].get(last, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
+            # and by its first, unless it is the corpus's words side by side (ヘッドジャッジ: ヘッド|ジャッジ)
+            whole = qw.phrases or len(self._segment_reading(w.reading)) > 1
+            first = "" if whole else self._compound_head(w.reading, first=True)
+            if first:  # (ライフメモ: ライフ; パイルシャッフノ, misspelt: パイル)
+                alts.append(Q.Term("reading", first, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(first, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             clipped = self._clips.get(w.reading, ())
             if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
@@ -494,6 +542,29 @@ class QueryBuilding:
                 boost = WEIGHT["characters"] / len(grams)
                 alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
         return head, alts
+
+    def _defined_terms(self, words: list[QueryWord]) -> list[str]:
+        """The phrases of the query (one to three neighbouring words) that some section defines."""
+        out = []
+        for i in range(len(words)):
+            for n in (1, 2, 3):
+                if i + n <= len(words):
+                    run = words[i : i + n]
+                    term = defined_term([qw.word for qw in run])
+                    if term and self._has("defines", term):
+                        out.append(term)
+                    elif all(qw.kana for qw in run):  # typed in kana: by its reading
+                        spoken = "".join(qw.word.reading for qw in run)
+                        if len(spoken) >= 2 and self._has("defines", spoken):
+                            out.append(spoken)
+        return out
+
+    def _reading_piece(self, piece: str, boost: float) -> Q.Query:
+        """A piece of a run of kana: a word's reading, or a short unit's of a word that splits (テイシ: 停止中)."""
+        term = Q.Term("reading", piece, boost=boost)
+        if not self._has("part_reading", piece):
+            return term
+        return Q.Or([term, Q.Term("part_reading", piece, boost=boost)])
 
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
@@ -584,6 +655,7 @@ class QueryBuilding:
         s, where = squash_map(text)
         found: list[int] = []
         particles: set[int] | None = None  # where SudachiPy reads a particle (looked up once, when needed)
+        starts: tuple[set[int], set[int]] = (set(), set())  # where SudachiPy begins and ends a word
         for i, ch in enumerate(s):
             for length in self._key_lengths.get(ch, ()):
                 j = i + length
@@ -600,11 +672,21 @@ class QueryBuilding:
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
                     if _inside_katakana_word(text, where[i], where[j - 1]):
                         continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
+                    if (
+                        len(key) == 1
+                        and _KANJI_RE.match(key)
+                        and any(
+                            _KANJI_RE.match(c) for c in text[max(where[i] - 1, 0) : where[i] + 2] if c != key
+                        )
+                    ):
+                        continue  # a key of one kanji inside a longer word (卓 in 電卓)
                     if all("\u3041" <= c <= "\u309f" for c in text[where[i] : where[j - 1] + 1]):
                         if particles is None:
-                            particles = self.analyzer.particle_starts(text)
+                            particles, starts = self._key_starts(text)
                         if where[i] in particles:
                             continue  # a key typed in hiragana that begins with a particle (ばい in すればいい)
+                        if where[i] not in starts[0] or where[j - 1] + 1 not in starts[1]:
+                            continue  # nor inside a word: okurigana (けたい in 抜けたい is no ケータイ)
                     found.append(e)
         qws = words if words is not None else self.analyse(text)
         lemmas = [qw.word.forms[0] for qw in qws]
@@ -644,6 +726,13 @@ class QueryBuilding:
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
+
+    def _key_starts(self, text: str) -> tuple[set[int], tuple[set[int], set[int]]]:
+        """Where SudachiPy reads a particle or an auxiliary beginning in a short text, and where it begins and
+        ends any morpheme (offsets into the text)."""
+        particles = self.analyzer.particle_starts(text)
+        morphemes = self.analyzer.morphemes(text)
+        return particles, ({m[0] for m in morphemes}, {m[1] for m in morphemes})
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
         """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
@@ -737,6 +826,25 @@ class QueryBuilding:
                 # (an And, not a Require: Whoosh would not weigh a Require; a score of 0 Whoosh reads as 1)
                 is_topic = Q.ConstantScoreQuery(Q.Term("title_topic", topic), 1e-6)
                 signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
+        asked = [qw.word.forms[0] for qw in words if qw.word.asked]
+        if (
+            asked
+        ):  # a count asked for (シールド 何枚): a section giving one near the other words (５枚…シールド)
+            counts = [
+                t
+                for c in dict.fromkeys(asked)
+                for qw in core
+                if not qw.word.asked and self._has("counts", t := f"#{c}|{qw.word.forms[0]}")
+            ]
+            if counts:
+                signals.append(_weighted(Q.Or([Q.Term("counts", t) for t in counts]), WEIGHT["counts"]))
+        if DEFINITION_QUESTION.search(text):
+            defined = self._defined_terms(core)
+            if defined:  # the section that says what the thing asked about is (not one that mentions it)
+                # (each phrase defined counts: マッチ and ゲーム both in 1b's list)
+                signals.append(
+                    Q.Or([Q.ConstantScoreQuery(Q.Term("defines", t), WEIGHT["defines"]) for t in defined])
+                )
         for e in loose:
             signals.extend(self._phrase_queries(e, one_word=False))
         if len(words) > 1:

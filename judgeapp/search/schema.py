@@ -39,12 +39,15 @@ SCHEMA = Schema(
     title=TermsField(analyzer=_space, phrase=False),
     words=TermsField(analyzer=_space, phrase=False),
     reading=TermsField(analyzer=_space, phrase=False),
+    part_reading=TermsField(analyzer=_space, phrase=False),  # short units' readings (停止中: テイシ, チュウ)
     grams=TermsField(analyzer=_space, phrase=False),
     syn=TermsField(analyzer=_space, phrase=False),
     kanji=TermsField(analyzer=_space, phrase=False),  # each word's kanji (`kanji_stem`: 繰り下げ → 繰下)
     pairs=TermsField(analyzer=_space, phrase=False),
+    counts=TermsField(analyzer=_space, phrase=False),  # a count and the words near it (`count_terms`)
     title_grams=TermsField(analyzer=_space, phrase=False),
     title_topic=KEYWORD(scorable=False),  # the title's topic words as one term (`title_topic`)
+    defines=KEYWORD(scorable=False),  # the phrases the section's text defines (`defined_words`: 試合|開始)
     title_text=STORED,
     doc_title=STORED,
     text=STORED,
@@ -57,11 +60,18 @@ WEIGHT = {
     "all": 1.0,  # every word of the query in the section (added to "any")
     "title": 1.0,  # every word of the query in the section's title
     "topic": 0.5,  # the query's words are the title's topic (シャッフル: Ⅰ. シャッフルに関して)
+    # a question what a thing is (マッチって何): each of its phrases the section defines (1b. 用語定義), about
+    # a word in the title and the text (4 and 8 were too light to lift a definition over its many mentions)
+    "defines": 12.0,
+    # a count asked for (何枚, なんにん): a number and that counter within three words of the query's other
+    # words (５枚のカードをシールドとして); 3 to 6 were alike, 8 lost a first hit
+    "counts": 5.0,
     "most": 0.5,  # all words but one (queries of 3 to 5 words): one noise word does not sink a section
     "segments": 0.8,  # a run of kana read as several of the corpus's readings
     "any": 1.0,  # each word found
     "coord": 1.5,  # each word found, whatever its score (a section with more of the words ranks higher)
     "synonym": 0.35,  # a word of the same SudachiPy synonym group
+    "synonym_only": 0.7,  # the same, for a word the corpus does not have in any form (バレる: 発覚)
     "fuzzy": 0.5,  # a katakana word within one edit, a Latin name from its kana reading
     "phrase": 1.0,  # a phrase of rules_corpus/synonyms.yaml (as much as the word it stands for)
     "pairs": 0.5,  # two words side by side as in the text (ヘッドジャッジ|いる: ヘッドジャッジがいない)
