@@ -9,7 +9,8 @@ often the lookup says it found nothing. Then the lookup's build time and its que
 every query of every table, and the cold start (a fresh process: corpus, policies, lookup from its cache,
 first answer). `--misses TABLE` lists the misses of a table (never shown for the reporting half);
 `--no-report` leaves the reporting halves out (while tuning). The reporting halves come last
-(situations_report.yaml, situations_report2.yaml and the second none table, situations_none2.yaml).
+(situations_report.yaml, situations_report2.yaml, situations_report3.yaml and the later writers' none tables,
+situations_none2.yaml and situations_none3.yaml).
 `run()` returns the report's lines (for bench/run.py).
 """
 
@@ -37,7 +38,7 @@ from judgeapp.textnorm import squash  # noqa: E402
 
 CASES = ROOT / "tests" / "cases"
 # The reporting halves (and the second writer's none table): their figures only, never their rows or misses.
-REPORTS = ("situations_report.yaml", "situations_report2.yaml")
+REPORTS = ("situations_report.yaml", "situations_report2.yaml", "situations_report3.yaml")
 REPORT = REPORTS[0]
 TABLES = [
     "situations.yaml",
@@ -45,10 +46,14 @@ TABLES = [
     "situations_tune.yaml",
     "situations_tune2.yaml",
     "situations_tune3.yaml",
+    "situations_tune4.yaml",
     *REPORTS,
 ]
 NONE_TABLE = "situations_none.yaml"
-NONE_REPORT = "situations_none2.yaml"  # a fresh writer's, never tuned on: its figure only
+NONE_REPORTS = (
+    "situations_none2.yaml",
+    "situations_none3.yaml",
+)  # fresh writers', never tuned on: figures only
 
 
 def case_sections(case: dict) -> list[str]:
@@ -208,7 +213,8 @@ def _run(show: set[str], print, no_report: bool = False) -> None:  # noqa: A002 
     if not no_report:  # last, and only their figures
         for name in REPORTS:
             table(name)
-        none_table(NONE_REPORT)
+        for name in NONE_REPORTS:
+            none_table(name)
     times, cpu = [], []
     for _ in range(3):
         for q, g in queries:

@@ -31,6 +31,7 @@ QUERY_TABLES = [
     "search_unseen_tune4.yaml",
     "search_unseen_tune5.yaml",
     "search_unseen_tune6.yaml",
+    "search_unseen_tune7.yaml",
 ]
 TABLES = [*QUERY_TABLES, "search_spelling.yaml"]
 

@@ -11,8 +11,7 @@ original). Peers:
   them up first (exact-substring matchers: they show what no folding costs);
 - Groonga is left out: the machine has no `groonga` command.
 Query tables: tests/cases/search_queries.yaml (ours, old) and, when present, the unseen tables written by
-someone who never saw our code (tuning halves tune, tune2, tune3, tune4, tune5, tune6; reporting halves report, check3, check4, check5,
-check6). Prints recall@5 and first hit per table,
+someone who never saw our code (tuning halves tune, tune2, ..., tune7; reporting halves report, check3, ..., check7). Prints recall@5 and first hit per table,
 query time median/p95 over every table's queries, index build time and size, and the ratios issue 10 asks
 for.
 """
@@ -54,6 +53,8 @@ TABLES = {
         ("unseen check5", "search_unseen_check5.yaml"),
         ("unseen tune6", "search_unseen_tune6.yaml"),
         ("unseen check6", "search_unseen_check6.yaml"),
+        ("unseen tune7", "search_unseen_tune7.yaml"),
+        ("unseen check7", "search_unseen_check7.yaml"),
     )
 }
 QUERIES = {name: yaml.safe_load(p.read_text(encoding="utf-8")) for name, p in TABLES.items() if p.exists()}
@@ -458,7 +459,7 @@ def main(argv: list[str]) -> None:
     """`python bench/search_bench.py [SIZE ...] [--no-report] [--engines ours,tantivy,...]`.
 
     SIZEs are the scaled corpus sizes (default 10000; the real corpus always runs). `--no-report` leaves the
-    reporting halves out (unseen report, check3, check4, check5 and check6; their queries leave the timing set too): for
+    reporting halves out (unseen report, check3 to check7; their queries leave the timing set too): for
     measuring speed while tuning, since a reporting half's figure is read only a few times. `--engines` picks engines by the first word of their
     names (ours, fair, tantivy, stock, sqlite)."""
     import argparse
