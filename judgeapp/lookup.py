@@ -745,6 +745,25 @@ class Lookup:
             coverage=fitting[0].coverage,
         )
 
+    def evidence_terms(self) -> tuple[int, dict[str, tuple[int, set[str]]]]:
+        """Every term of the evidence with the number of the text's lines that hold it (what a word's weight
+        in the nothing-fits test comes from) and the games whose evidence holds it; and the number of lines.
+        The offline lookup's nothing-fits test reads it (judgeapp/offline.py)."""
+        bm = self._bm["passage"]
+        out: dict[str, tuple[int, set[str]]] = {}
+        units = [(a.game, a.terms) for a in self.answers] + [
+            (self.answers[u.targets[0][0]].game, u.terms) for u in self.units["passage"]
+        ]
+        for game, terms in units:
+            for t in terms:
+                if t.startswith("g:"):
+                    continue
+                if t not in out:
+                    p = bm.post.get(t)
+                    out[t] = (len(p[0]) if p is not None else 0, set())
+                out[t][1].add(game)
+        return bm.n, out
+
     def _word_weights(self, words: list[tuple[tuple[str, ...], float]]) -> list[float]:
         bm = self._bm["passage"]
         out = []

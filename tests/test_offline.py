@@ -140,6 +140,50 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         if a != b:
             print(f"  differs: {c['q']!r} ({c['game']}): offline {a}, server {b}")
     assert sit_agree / len(situations) >= 0.9
+    # Nothing fits: offline says so for most stories the server finds nothing for (the none table), and never
+    # for a story the server answers (the covered tables it was calibrated on).
+    stories = [
+        {"q": c["q"], "game": c.get("game"), "server_none": lib.lookup.search(c["q"], game=c["game"]).none}
+        for t in (
+            "situations.yaml",
+            "situations_holdout.yaml",
+            "situations_tune.yaml",
+            "situations_tune2.yaml",
+        )
+        for c in load_cases(t)
+    ] + [
+        {"q": c["q"], "game": c.get("game"), "server_none": True, "none_table": True}
+        for c in load_cases("situations_none.yaml")
+    ]
+    offline_none = phone.evaluate(
+        """async (cases) => {
+        const ix = await judgeappOffline.load('situations');
+        return cases.map(c => !!ix.search(c.q, c.game, 8).none);
+    }""",
+        stories,
+    )
+    wrongly = [c["q"] for c, off in zip(stories, offline_none, strict=True) if off and not c["server_none"]]
+    assert not wrongly, wrongly
+    none_rows = [off for c, off in zip(stories, offline_none, strict=True) if c.get("none_table")]
+    print(f"offline says nothing fits for {sum(none_rows)}/{len(none_rows)} of situations_none.yaml")
+    assert sum(none_rows) >= 0.7 * len(none_rows)
+    # ... with the server's message, on the game's page and on the home page's lookup across games.
+    phone.goto(live_server + "/wizard/tcg-taikai?q=会場が停電した")
+    phone.wait_for_selector("#offline-lookup p.empty")
+    assert lib.lookup.search("会場が停電した", game="tcg-taikai").none
+    said = phone.locator("#offline-lookup p.empty").inner_text()
+    assert (
+        said
+        == "「会場が停電した」：この文書には、この状況に当てはまる規定が見つかりませんでした。下の質問から選んでください。"
+    )
+    assert phone.locator("#offline-lookup ol.results").count() == 0
+    phone.goto(live_server + "/wizard/lookup?q=会場が停電した")
+    phone.wait_for_selector("#offline-lookup p.empty")
+    assert lib.lookup.search_all("会場が停電した").none
+    assert (
+        "どのゲームの規定にも、この状況に当てはまるものが見つかりませんでした。"
+        in phone.locator("#offline-lookup p.empty").inner_text()
+    )
     # And the form, as a judge uses it with no signal.
     phone.goto(live_server + "/")
     phone.fill("input[name=q]", "遅刻")
