@@ -240,7 +240,7 @@ async function page(request) {
     /* Kept only at its own normalised URL: a page for a query (search results, a lookup, a standing
        calculation) must not stand in for the plain page. */
     if (res.ok && !res.redirected && type.startsWith("text/html") && key === url.pathname + url.search &&
-        !url.pathname.startsWith("/offline/")) {
+        !url.pathname.startsWith("/offline/") && !/no-store/.test(res.headers.get("Cache-Control") || "")) {
       const copy = res.clone();
       caches.open(CACHE).then((c) => c.put(key, copy));
     }
