@@ -363,6 +363,61 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     assert len(penalties(app)) == 1
 
 
+def test_offline_record_page_on_a_phone(app, phone, switchable, tmp_path):
+    """The kept record form at 390×844, light and dark, at a venue whose Wi-Fi is up but the server out of
+    reach (the phone says it is online): the banner sits right above the header, no gap; a confirmed record
+    says it is kept as 未送信, never 「送信しています…」 for a send that cannot land."""
+    base = switchable.url
+    event_id = make_event(phone, base, [("001", "山田太郎")])
+    phone.goto(base + f"/events/{event_id}")
+    phone.evaluate("navigator.serviceWorker.ready")
+    wait_ready(phone)
+    from sqlalchemy import select
+
+    from judgeapp.events.models import Player
+
+    with app.extensions["judgeapp.db"].reader() as s:
+        pid = s.scalars(select(Player)).one().id
+    record_url = f"/events/{event_id}/record?player={pid}"
+    phone.wait_for_function(
+        f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}')).then(r => !!r)",
+        timeout=60_000,
+        polling=100,
+    )
+    switchable.stop()  # the server out of reach; navigator.onLine stays true
+    for scheme in ("light", "dark"):
+        phone.emulate_media(color_scheme=scheme)
+        phone.goto(base + record_url)
+        assert phone.locator("#offline-banner").is_visible()
+        banner = phone.locator("#offline-banner").bounding_box()
+        header = phone.locator("header.top").bounding_box()
+        assert banner["y"] == 0 and abs(header["y"] - (banner["y"] + banner["height"])) < 1, (banner, header)
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        phone.screenshot(path=str(tmp_path / f"record-offline-{scheme}.png"))
+        phone.fill("input[name=round]", "2")
+        phone.select_option("select[name=level]", index=1)
+        phone.fill("textarea[name=facts]", f"開始から 7 分後に着席（{scheme}）")
+        phone.click("button[value=preview]")
+        phone.click("button[name=action][value=confirm]")
+        phone.wait_for_selector("#record-queue >> text=未送信")
+        # the kept records' box starts right under the search bar, no blank band above it
+        bar = phone.locator("form.topsearch").bounding_box()
+        kept = phone.locator("#record-queue h2").bounding_box()
+        assert kept["y"] - (bar["y"] + bar["height"]) <= 24, (bar, kept)
+        note = phone.locator("main p.notice[role=status]")
+        phone.wait_for_function(
+            "() => !document.querySelector('main p.notice[role=status]').textContent.includes('送信しています')",
+            timeout=15_000,
+        )
+        assert "未送信" in note.inner_text()
+        assert phone.locator("main a.button", has_text="別の選手に記録する").is_visible()
+        phone.screenshot(path=str(tmp_path / f"record-queued-{scheme}.png"), full_page=True)
+    switchable.start()
+    phone.reload()  # a page load sends the queue (as the next page the judge opens would)
+    phone.locator("#record-queue").wait_for(state="detached", timeout=60_000)
+    assert len(penalties(app)) == 2
+
+
 def luminance(rgb: str) -> float:
     vals = [int(x) / 255 for x in re.findall(r"\d+", rgb)[:3]]
     lin = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in vals]
