@@ -340,6 +340,26 @@ def _quoted_only(text: str, surfaces: list[str]) -> set[int]:
     return {k for k, s in enumerate(surfaces) if s and s in inside and s not in outside}
 
 
+def _across_words(pieces: list[tuple[int, int, str, str]], a: int, b: int) -> bool:
+    """Whether letters a..b of a query cut across its words as the analyzer reads them (`pieces`: begin, end,
+    part of speech): the stretch begins or ends inside a word; it begins with a particle (しか|し in
+    シャッフルしかしてない) or with する/いる/くる right after a noun (申請|して, 得|しよう); or it holds a
+    verb's or an adjective's inflection (し|て|き, い|ない). The pieces of a kana word the analyzer does not
+    know are none of these (ぱ|いる, すり|ー|ぶ, けい|こく)."""
+    inside = [p for p in pieces if p[0] < b and p[1] > a]
+    if not inside or inside[0][0] != a or inside[-1][1] != b:
+        return True
+    first = inside[0]
+    if first[2] == "助詞":
+        return True
+    if first[2:] == ("動詞", "非自立可能") and any(p[1] == a and p[2] == "名詞" for p in pieces):
+        return True
+    return any(
+        x[2] in ("動詞", "形容詞") and y[2] in ("助詞", "助動詞")
+        for x, y in zip(inside, inside[1:], strict=False)
+    )
+
+
 def _quote_in(quote: str, passage: str) -> bool:
     q, p = squash(quote), squash(passage)
     return bool(q) and (q in p or (len(p) >= 8 and p in q))
@@ -542,7 +562,7 @@ class Lookup:
         surfaces: list[str] = []
         origin: list = []  # the analysed word of each entry (None for a synonym group's)
         folded = fold(text)
-        kana = self._kana_words(folded)
+        kana = self._kana_words(folded, text)
         replaced: set[int] = set()
         pos = 0
         analysed = analyzer().words(text)
@@ -653,17 +673,22 @@ class Lookup:
         own = self._bm["own"].post
         return any(f in post or f in own for f in w.forms + w.parts)
 
-    def _kana_words(self, folded: str) -> list[tuple[int, int, tuple[str, ...]]]:
+    def _kana_words(self, folded: str, text: str | None = None) -> list[tuple[int, int, tuple[str, ...]]]:
         """Words of the text found inside a run of kana as typed (ぱいるしゃっふる, すりーぶ, ちこく): a word
         written in katakana in the text, or a word whose reading it is; longest first, three kana at least.
-        The analyzer splits such runs into pieces; these are the text's own words in them."""
+        The analyzer splits such runs into pieces; these are the text's own words in them. With the query as
+        typed (`text`, folded to `folded` letter for letter), a stretch that cuts across its words is none
+        (`_across_words`: してき in 申請してきた is not 指摘)."""
         out = []
+        pieces = analyzer().parts_of_speech(text) if text is not None else None
         for m in _KANA_RUN.finditer(folded):
             run, start = m.group(), m.start()
             i = 0
             while i <= len(run) - 3:
                 for j in range(min(len(run), i + 16), i + 2, -1):
                     alts = self._kana.get(run[i:j].replace("ー", ""))
+                    if alts and pieces is not None and _across_words(pieces, start + i, start + j):
+                        continue
                     if alts:
                         out.append((start + i, start + j, alts))
                         i = j
@@ -742,6 +767,25 @@ class Lookup:
             message=None,
             coverage=fitting[0].coverage,
         )
+
+    def evidence_terms(self) -> tuple[int, dict[str, tuple[int, set[str]]]]:
+        """Every term of the evidence with the number of the text's lines that hold it (what a word's weight
+        in the nothing-fits test comes from) and the games whose evidence holds it; and the number of lines.
+        The offline lookup's nothing-fits test reads it (judgeapp/offline.py)."""
+        bm = self._bm["passage"]
+        out: dict[str, tuple[int, set[str]]] = {}
+        units = [(a.game, a.terms) for a in self.answers] + [
+            (self.answers[u.targets[0][0]].game, u.terms) for u in self.units["passage"]
+        ]
+        for game, terms in units:
+            for t in terms:
+                if t.startswith("g:"):
+                    continue
+                if t not in out:
+                    p = bm.post.get(t)
+                    out[t] = (len(p[0]) if p is not None else 0, set())
+                out[t][1].add(game)
+        return bm.n, out
 
     def _word_weights(self, words: list[tuple[tuple[str, ...], float]]) -> list[float]:
         bm = self._bm["passage"]

@@ -28,6 +28,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
+from .lookup import NONE_MESSAGE, NONE_MESSAGE_ALL
 from .search import (
     NUMBERING,
     QUERY_STOP,
@@ -41,6 +42,13 @@ from .search import (
 from .textnorm import fold, is_kana, squash
 
 bp = Blueprint("offline", __name__)
+# The offline lookup's "nothing fits" (static/offline-search.js `fits`): the share of the story's weight that
+# a game's evidence holds at all, under which nothing fits (with two of the story's words found; with one, the
+# higher share). Below every story the server finds fits in the tables it was calibrated on
+# (tests/cases/situations*.yaml but the reporting half: lowest 0.34 with two words, 1.0 with one) and above
+# 18 of the 24 of situations_none.yaml (docs/offline.md, "Nothing fits, offline").
+OFFLINE_NONE_THRESHOLD = 0.30
+OFFLINE_NONE_THRESHOLD_ONE = 0.60
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
 
@@ -377,6 +385,25 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
     return out
 
 
+def nothing_fits_export(lookup) -> dict:
+    """What the browser's lookup needs to say nothing fits (static/offline-search.js `fits`): the server's
+    messages, its threshold, and each term of the server's evidence with the number of the text's lines that
+    hold it (the word's weight, as lookup.py weighs it) and the games whose evidence holds it (a bit each, in
+    `games` order). The browser cannot rank the server's answers (sections, rules): it asks whether a game's
+    evidence as a whole holds enough of the story, which a story the server finds fits always does."""
+    n, terms = lookup.evidence_terms()
+    games = list(lookup.policies.games)
+    return {
+        "message": NONE_MESSAGE,
+        "message_all": NONE_MESSAGE_ALL,
+        "threshold": OFFLINE_NONE_THRESHOLD,
+        "threshold_one": OFFLINE_NONE_THRESHOLD_ONE,
+        "lines": n,
+        "games": games,
+        "terms": {t: [df, sum(1 << games.index(g) for g in gs)] for t, (df, gs) in sorted(terms.items())},
+    }
+
+
 @lru_cache(maxsize=4)
 def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     lib = current_library()
@@ -390,6 +417,8 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
             inf = policy.infractions[iid]
             d["pen"] = policy.penalty_text(inf) + (" ジャッジの判断あり" if inf.discretion else "")
             d["snip"] = inf.description  # the snippet (the judges' words in `text` are for matching only)
+        if lib.lookup is not None:
+            data["none"] = nothing_fits_export(lib.lookup)
     data["version"] = version
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 

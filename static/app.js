@@ -144,6 +144,7 @@
   /* The record this page is sending right now, online: not shown as 未送信 while it goes (a judge took the
      flash of the box for a failure); shown if the send does not land. */
   var sendingNow = null;
+  var whenKept = null; /* the form's note, told when the record it sends does not land (kept as 未送信) */
   function renderQueue() {
     var old = document.getElementById("record-queue");
     if (old) old.remove();
@@ -194,9 +195,20 @@
     main.insertBefore(p, main.firstChild);
   }
 
+  /* A request that has not answered in SEND_TIMEOUT_MS counts as no network (a venue's Wi-Fi with no way to
+     the server can hold it for minutes): the record stays kept, and a later send is the server's replay of
+     the same key if this one did land. */
+  var SEND_TIMEOUT_MS = 10000;
+  function timedFetch(url, options) {
+    if (typeof AbortController === "undefined") return fetch(url, options);
+    var ctl = new AbortController(), t = setTimeout(function () { ctl.abort(); }, SEND_TIMEOUT_MS);
+    options = Object.assign({ signal: ctl.signal }, options || {});
+    return fetch(url, options).then(function (r) { clearTimeout(t); return r; }, function (e) { clearTimeout(t); throw e; });
+  }
+
   /* The form check's token of the session as it is now (a kept form may carry an older session's). */
   function freshToken(action) {
-    return fetch(action, { credentials: "same-origin" }).then(function (res) {
+    return timedFetch(action, { credentials: "same-origin" }).then(function (res) {
       if (!res.ok || res.url.indexOf("/signin") >= 0) return null;
       return res.text().then(function (html) {
         var input = new DOMParser().parseFromString(html, "text/html").querySelector("input[name=csrf_token]");
@@ -220,7 +232,7 @@
         return token.then(function (t) {
           tokens[item.action] = t;
           var fields = item.fields.map(function (f) { return f[0] === "csrf_token" && t ? [f[0], t] : f; });
-          return fetch(item.action, { method: "POST", credentials: "same-origin", redirect: "follow",
+          return timedFetch(item.action, { method: "POST", credentials: "same-origin", redirect: "follow",
             headers: { "Content-Type": "application/x-www-form-urlencoded" }, body: new URLSearchParams(fields).toString() });
         })
           .then(function (res) {
@@ -247,7 +259,10 @@
       flushing = false;
       if (flushAgain && !landed && navigator.onLine) { flushAgain = false; return flush(); }
       flushAgain = false;
-      if (sendingNow && !landed) { sendingNow = null; renderQueue(); }  /* it did not land: show it as kept */
+      if (sendingNow && !landed) {  /* it did not land: show it as kept, and say so where 送信しています… was */
+        sendingNow = null; renderQueue();
+        if (whenKept) { whenKept(); whenKept = null; }
+      }
       if (landed) {
         try { sessionStorage.setItem("judgeapp.sent", "記録しました（サーバーに届きました）"); } catch (e) { /* no note */ }
         location.assign(landed);
@@ -301,16 +316,22 @@
         queueForm(form, true);
         form.hidden = true;
         var note = document.createElement("p"); note.className = "notice"; note.setAttribute("role", "status");
-        note.textContent = navigator.onLine ? "送信しています…" : "電波がありません。記録は「未送信」として端末に保存しました。電波が戻ると自動で送ります。";
         form.parentNode.insertBefore(note, form);
-        var ev = location.pathname.match(/^\/events\/\d+/);
-        if (ev && !navigator.onLine) {
+        var kept = function () {
+          note.textContent = navigator.onLine
+            ? "サーバーに届きませんでした。記録は「未送信」として端末に保存しました。届くようになると自動で送ります。"
+            : "電波がありません。記録は「未送信」として端末に保存しました。電波が戻ると自動で送ります。";
+          var ev = location.pathname.match(/^\/events\/\d+/);
+          if (!ev || document.getElementById("record-another")) return;
           var back = document.createElement("p");
           var link = document.createElement("a"); link.className = "button secondary"; link.href = ev[0] + "/record";
-          link.textContent = "別の選手に記録する"; back.appendChild(link);
+          link.id = "record-another"; link.textContent = "別の選手に記録する"; back.appendChild(link);
           form.parentNode.insertBefore(back, form);
-        }
-        if (navigator.onLine) flush();
+        };
+        if (!navigator.onLine) { kept(); return; }
+        note.textContent = "送信しています…";
+        whenKept = kept;
+        flush();
         return;
       }
       if (!navigator.onLine || servedOffline()) {

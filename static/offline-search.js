@@ -263,6 +263,64 @@
     return out.slice(0, 16);
   };
 
+  /* Nothing fits, as the server's lookup says it (judgeapp/lookup.py, "nothing fits"): the story's words, each
+     weighted as the server weighs it (how few of the text's lines hold it; a word the text lacks weighs most and
+     is found nowhere), and the share of that weight the game's evidence holds at all, against the threshold
+     the server exports (judgeapp/offline.py `nothing_fits_export`). The words are read by longest match on the
+     corpus's own words (the evidence's terms as well as this index's surfaces); a single kana, digits and
+     punctuation are no word. */
+  Index.prototype.storyCoverage = function (text) {
+    var self = this, ev = this.data.none, words = [];
+    function idf(df) { return Math.log(1 + (ev.lines - df + 0.5) / (df + 0.5)); }
+    function add(alts) {
+      var df = 0, mask = 0;
+      alts.forEach(function (a) { var e = ev.terms[a]; if (e) { df = Math.max(df, e[0]); mask |= e[1]; } });
+      words.push({ weight: idf(df), mask: mask });
+    }
+    text.split(" ").forEach(function (chunk) {
+      var s = fold(chunk), i = 0, from = -1;
+      if (!s) return;
+      if (isKana(s) && (ev.terms["r:" + s] || ev.terms[s])) { add([s, "r:" + s]); return; } /* a word in kana, whole */
+      /* inside a longer chunk, hiragana is grammar or a word the browser cannot cut out (いない is not 以内) */
+      function hiragana(a, b) { for (var k = a; k < b; k++) { var c = chunk.charCodeAt(k); if (c >= 0x3041 && c <= 0x309f) return true; } return false; }
+      function flush(at) { if (from >= 0) add([]); from = -1; }
+      while (i < s.length) {
+        var found = null;
+        for (var j = Math.min(s.length, i + 16); j > i; j--) {
+          var piece = s.slice(i, j);
+          if ((j - i > 1 || !isKana(piece)) && !(isKana(piece) && hiragana(i, j)) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
+        }
+        if (found) {
+          flush(i);
+          var e = self.surfaces[found], forms = e ? e[0].concat(e[1].filter(function (x) { return x.length > 1; })) : [found];
+          if (!self.stop[forms[0]] && !STOP[forms[0]]) add(forms.concat(isKana(found) ? ["r:" + found] : []));
+          i = j;
+        } else {
+          if (isKana(s[i]) || GAPS.indexOf(s[i]) >= 0 || /[0-9]/.test(s[i])) flush(i);
+          else if (from < 0) from = i;
+          i += 1;
+        }
+      }
+      flush(s.length);
+    });
+    var total = 0, got = {}, found = {};
+    words.forEach(function (w) {
+      total += w.weight;
+      ev.games.forEach(function (g, k) {
+        if (w.mask & (1 << k)) { got[g] = (got[g] || 0) + w.weight; found[g] = (found[g] || 0) + 1; }
+      });
+    });
+    var out = {};
+    ev.games.forEach(function (g) { out[g] = { coverage: total ? (got[g] || 0) / total : 0, found: found[g] || 0 }; });
+    return out;
+  };
+
+  /* Whether a game's text covers the story (as the server: one word found needs more of the story than two) */
+  Index.prototype.fits = function (c) {
+    var ev = this.data.none;
+    return c.coverage >= ev.threshold_one || (c.coverage >= ev.threshold && c.found >= 2);
+  };
+
   Index.prototype.search = function (query, game, limit) {
     var self = this, text = cleanQuery(query);
     limit = limit || 10;
@@ -293,6 +351,12 @@
       var grams = Array.from(new Set(bigrams(text)));
       run({ op: "and", q: grams.map(function (g) { return term("g", g); }) }, Math.max(limit * 3, 30),
           function (d) { return d.sq.indexOf(key) >= 0; });
+    }
+    if (this.data.none) { /* the situation lookup: a game's answers only where the game's text covers the story */
+      var cov = this.storyCoverage(text);
+      found = found.filter(function (i) { return self.fits(cov[self.docs[i].game]); });
+      var fits = this.data.none.games.some(function (g) { return (!game || g === game) && self.fits(cov[g]); });
+      if (!fits) return { query: text, total: 0, hits: [], none: true, message: game ? this.data.none.message : this.data.none.message_all };
     }
     var marks = this.words(text).map(function (w) { return w.surface; }).concat([key]);
     return { query: text, total: Math.max(matching.size, Math.min(found.length, limit)),
@@ -366,6 +430,11 @@
       var res = ix.search(q, game || null, game ? 8 : 24);
       box.textContent = "";
       box.appendChild(el("p", { "class": "meta offline-note" }, "オフラインの結果：「" + res.query + "」に近い状況"));
+      if (res.none) { /* as the server's page says it (templates/wizard/_lookup_results.html) */
+        box.appendChild(el("p", { "class": "empty", role: "status" }, "「" + res.query + "」：" + res.message +
+          (game ? "下の質問から選んでください。" : "ゲームを選んで、質問に答えて判定してください。")));
+        return;
+      }
       if (!res.hits.length) {
         box.appendChild(el("p", { "class": "empty" }, "「" + res.query + "」に当たる状況が見つかりませんでした。" +
           (game ? "下の質問から選んでください。" : "ゲームを選んで、質問から探してください。")));

@@ -56,14 +56,29 @@ self.addEventListener("activate", (event) => {
   })());
 });
 
+/* The event's pages, one run at a time (every event page a judge opens asks for them: two runs at once would
+   write the same pages twice), then the mark "/offline/event-ready": until a run has written them all, the
+   worker may answer a page it is still writing as 「オフラインでは開けません」 (seen under load). A sign-out's
+   removal waits for the run in progress too, which would otherwise put the pages back. */
+let eventPages = Promise.resolve();
+function afterEventPages(task) {
+  eventPages = eventPages.then(task).catch(() => 0);
+  return eventPages;
+}
+
 self.addEventListener("message", (event) => {
   const data = event.data || {};
-  if (data.type === "event-pages") {
-    event.waitUntil(caches.open(CACHE).then((c) => precacheList(c, "/offline/precache.json?part=event", true, "same-origin")).catch(() => 0));
+  if (data.type === "event-pages") { /* then "/offline/event-ready": the event's pages are all kept */
+    event.waitUntil(afterEventPages(() => caches.open(CACHE).then(async (c) => {
+      const count = await precacheList(c, "/offline/precache.json?part=event", true, "same-origin");
+      await c.put("/offline/event-ready", new Response(JSON.stringify({ count: count, at: Date.now() }),
+        { headers: { "Content-Type": "application/json" } }));
+    })));
   } else if (data.type === "forget-events") { /* signed out: the event's pages leave the phone */
-    event.waitUntil(caches.open(CACHE).then(async (c) => {
+    event.waitUntil(afterEventPages(() => caches.open(CACHE).then(async (c) => {
+      await c.delete("/offline/event-ready");
       for (const req of await c.keys()) if (new URL(req.url).pathname.startsWith("/events/")) await c.delete(req);
-    }));
+    })));
   } else if (data.type === "flush-queue") {
     event.waitUntil(tellClients("flush-queue"));
   }
@@ -240,7 +255,7 @@ async function page(request) {
     /* Kept only at its own normalised URL: a page for a query (search results, a lookup, a standing
        calculation) must not stand in for the plain page. */
     if (res.ok && !res.redirected && type.startsWith("text/html") && key === url.pathname + url.search &&
-        !url.pathname.startsWith("/offline/")) {
+        !url.pathname.startsWith("/offline/") && !/no-store/.test(res.headers.get("Cache-Control") || "")) {
       const copy = res.clone();
       caches.open(CACHE).then((c) => c.put(key, copy));
     }

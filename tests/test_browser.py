@@ -153,3 +153,43 @@ def test_four_taps_from_a_wizard_outcome_to_a_saved_record_on_a_phone(app, phone
     saved = org.get("/penalties", player=1).get_json()["results"]
     assert len(saved) == 2 and saved[-1]["round"] == 3 and saved[-1]["infraction"] == "lycee/late-seat"
     assert "判定" in saved[-1]["facts"] and "→" in saved[-1]["facts"]  # the wizard path, as filled in
+
+
+def test_a_reload_after_an_event_form_never_lands_on_an_error_page(app, phone, live_server):
+    """Post/Redirect/Get: a form with a mistake comes back with the message, and a reload brings it back again
+    (not a bare error page); a made event is its page, which a reload shows again without making another."""
+    from sqlalchemy import func, select
+
+    from judgeapp.events.models import Event
+
+    def events() -> int:
+        with app.extensions["judgeapp.db"].reader() as s:
+            return s.scalar(select(func.count()).select_from(Event))
+
+    def fill(rounds: str) -> None:
+        phone.fill("input[name=name]", "再読み込み大会")
+        phone.select_option("select[name=game]", "lycee")
+        phone.fill("input[name=date]", "2026-12-01")
+        phone.fill("input[name=rounds]", rounds)
+        phone.fill("input[name=organizer]", "主催")
+        phone.fill("input[name=passcode]", "reload-passcode")
+        phone.click("form.stack button[type=submit]")
+
+    phone.goto(live_server + "/events/new")
+    fill("abc")
+    assert "ラウンド数" in phone.locator("main [role=alert]").inner_text()
+    resp = phone.reload()
+    assert phone.locator("main form.stack").count() == 1, resp.status
+    assert "ラウンド数" in phone.locator("main [role=alert]").inner_text()
+    assert events() == 0
+    fill("5")
+    phone.wait_for_selector("text=を作りました")
+    assert events() == 1
+    with app.extensions["judgeapp.db"].reader() as s:
+        event_id = s.scalars(select(Event.id)).one()
+    assert phone.url == f"{live_server}/events/{event_id}"
+    assert phone.locator("input.token").input_value()
+    resp = phone.reload()
+    assert resp.status == 200 and phone.locator("h1").inner_text() == "再読み込み大会"
+    assert phone.locator("input.token").count() == 0  # the token was shown once
+    assert events() == 1

@@ -55,10 +55,16 @@ def test_empty_event_list_and_new_event_flow(client):
     html = client.get("/events").get_data(as_text=True)
     assert "まだ大会がありません" in html and 'href="/events/new"' in html
     resp = new_event(client)
-    assert resp.status_code == 200 and "を作りました" in resp.get_data(as_text=True)
     eid = event_id_of(client)
+    # Post/Redirect/Get: to the event's page, which shows the API token once (and is not kept: no-store)
+    assert resp.status_code == 303 and resp.headers["Location"] == f"/events/{eid}"
+    first = client.get(f"/events/{eid}")
+    html = first.get_data(as_text=True)
+    assert "を作りました" in html and 'class="token"' in html and first.headers["Cache-Control"] == "no-store"
     page = client.get(f"/events/{eid}")
-    assert page.status_code == 200 and "ページの大会" in page.get_data(as_text=True)
+    html = page.get_data(as_text=True)
+    assert page.status_code == 200 and "ページの大会" in html and 'class="token"' not in html
+    assert "を作りました" not in html and page.headers["Cache-Control"] != "no-store"
 
 
 def test_new_event_bad_input_shows_the_form_again(client):

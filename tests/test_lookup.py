@@ -213,3 +213,38 @@ def test_a_story_reaches_the_section_that_says_it(client, library, game, q, sect
     assert hits, [r["id"] for r in body["results"]]
     if "ぼち" in q:  # the kana as typed is shown as what matched
         assert any("ぼち" in r["why"]["words"] for r in hits)
+
+
+# Kana as typed read as the text's words only where they are a word of the story: a stretch of kana that cuts
+# across the story's words is no word (してき in 申請してきた is not 指摘, いない in 席にいない not 以内).
+KANA_ACROSS_WORDS = [
+    ("tcg-taikai", "相手がID申請してきた", "してき", "r:シテキ"),
+    ("tcg-taikai", "会場の天井から雨漏りしてきた", "してき", "r:シテキ"),
+    ("lycee", "5分たっても席にいない", "いない", "r:イナイ"),
+    ("lycee", "対戦相手と勝敗を相談していた", "してい", "r:シテイ"),
+    ("ijinden", "わざとカードを余計に引いて得しようとしてた", "しよう", "r:シヨウ"),
+]
+
+
+@pytest.mark.parametrize("game, q, kana, term", KANA_ACROSS_WORDS)
+def test_kana_across_words_is_no_word(client, library, game, q, kana, term):
+    words, surfaces = library.lookup._query_words(q)
+    assert not any(term in alts for alts, _ in words), [
+        s for (a, _), s in zip(words, surfaces, strict=True) if term in a
+    ]
+    for r in _api(client, q, game, limit=10)["results"]:
+        assert kana not in r["why"]["words"], r["id"]
+
+
+@pytest.mark.parametrize(
+    "q, kana, term",
+    [
+        ("相手がぱいるしゃっふるしかしてない", "しゃっふる", "r:シャッフル"),
+        ("すぺあ 13まい持ってきてる", "すぺあ", "r:スペア"),
+        ("けいこく何回ももらってる人 次どうなる", "けいこく", "r:ケイコク"),
+        ("カードなくした 同じカードも持ってない", "なくし", "r:ナクシ"),
+    ],
+)
+def test_a_kana_word_the_analyzer_splits_is_still_read(library, q, kana, term):
+    words, surfaces = library.lookup._query_words(q)
+    assert any(term in alts and s == kana for (alts, _), s in zip(words, surfaces, strict=True))

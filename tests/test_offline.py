@@ -140,6 +140,50 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         if a != b:
             print(f"  differs: {c['q']!r} ({c['game']}): offline {a}, server {b}")
     assert sit_agree / len(situations) >= 0.9
+    # Nothing fits: offline says so for most stories the server finds nothing for (the none table), and never
+    # for a story the server answers (the covered tables it was calibrated on).
+    stories = [
+        {"q": c["q"], "game": c.get("game"), "server_none": lib.lookup.search(c["q"], game=c["game"]).none}
+        for t in (
+            "situations.yaml",
+            "situations_holdout.yaml",
+            "situations_tune.yaml",
+            "situations_tune2.yaml",
+        )
+        for c in load_cases(t)
+    ] + [
+        {"q": c["q"], "game": c.get("game"), "server_none": True, "none_table": True}
+        for c in load_cases("situations_none.yaml")
+    ]
+    offline_none = phone.evaluate(
+        """async (cases) => {
+        const ix = await judgeappOffline.load('situations');
+        return cases.map(c => !!ix.search(c.q, c.game, 8).none);
+    }""",
+        stories,
+    )
+    wrongly = [c["q"] for c, off in zip(stories, offline_none, strict=True) if off and not c["server_none"]]
+    assert not wrongly, wrongly
+    none_rows = [off for c, off in zip(stories, offline_none, strict=True) if c.get("none_table")]
+    print(f"offline says nothing fits for {sum(none_rows)}/{len(none_rows)} of situations_none.yaml")
+    assert sum(none_rows) >= 0.7 * len(none_rows)
+    # ... with the server's message, on the game's page and on the home page's lookup across games.
+    phone.goto(live_server + "/wizard/tcg-taikai?q=会場が停電した")
+    phone.wait_for_selector("#offline-lookup p.empty")
+    assert lib.lookup.search("会場が停電した", game="tcg-taikai").none
+    said = phone.locator("#offline-lookup p.empty").inner_text()
+    assert (
+        said
+        == "「会場が停電した」：この文書には、この状況に当てはまる規定が見つかりませんでした。下の質問から選んでください。"
+    )
+    assert phone.locator("#offline-lookup ol.results").count() == 0
+    phone.goto(live_server + "/wizard/lookup?q=会場が停電した")
+    phone.wait_for_selector("#offline-lookup p.empty")
+    assert lib.lookup.search_all("会場が停電した").none
+    assert (
+        "どのゲームの規定にも、この状況に当てはまるものが見つかりませんでした。"
+        in phone.locator("#offline-lookup p.empty").inner_text()
+    )
     # And the form, as a judge uses it with no signal.
     phone.goto(live_server + "/")
     phone.fill("input[name=q]", "遅刻")
@@ -221,6 +265,20 @@ def switchable(app):
         s.stop()
 
 
+def wait_event_kept(phone, url: str) -> None:
+    """Until the worker has kept the signed-in judge's event pages (its "/offline/event-ready" mark, put when
+    a run has written them all) and `url` among them: a page seen in the cache while the worker still writes
+    the others is not yet a page the worker answers with (under load it missed one just after)."""
+    for _ in range(600):  # up to 60 s, looked at every 0.1 s
+        if phone.evaluate(
+            "(u) => caches.match('/offline/event-ready').then(r => !!r && caches.match(u)).then(r => !!r)",
+            url,
+        ):
+            return
+        phone.wait_for_timeout(100)
+    raise AssertionError("the worker did not keep the event's pages")
+
+
 def cut(phone, server):
     phone.context.set_offline(True)
     server.stop()
@@ -272,11 +330,7 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     with app.extensions["judgeapp.db"].reader() as s:
         pid = s.scalars(select(Player)).one().id
     record_url = f"/events/{event_id}/record?player={pid}"
-    phone.wait_for_function(
-        f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}')).then(r => !!r)",
-        timeout=60_000,
-        polling=100,
-    )
+    wait_event_kept(phone, record_url)
     cut(phone, switchable)
     phone.goto(live_server + record_url)
     phone.fill("input[name=round]", "2")
@@ -317,6 +371,57 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     phone.reload()
     assert "存在しないラウンド" in phone.locator("#record-queue").inner_text()
     assert len(penalties(app)) == 1
+
+
+def test_offline_record_page_on_a_phone(app, phone, switchable, tmp_path):
+    """The kept record form at 390×844, light and dark, at a venue whose Wi-Fi is up but the server out of
+    reach (the phone says it is online): the banner sits right above the header, no gap; a confirmed record
+    says it is kept as 未送信, never 「送信しています…」 for a send that cannot land."""
+    base = switchable.url
+    event_id = make_event(phone, base, [("001", "山田太郎")])
+    phone.goto(base + f"/events/{event_id}")
+    phone.evaluate("navigator.serviceWorker.ready")
+    wait_ready(phone)
+    from sqlalchemy import select
+
+    from judgeapp.events.models import Player
+
+    with app.extensions["judgeapp.db"].reader() as s:
+        pid = s.scalars(select(Player)).one().id
+    record_url = f"/events/{event_id}/record?player={pid}"
+    wait_event_kept(phone, record_url)
+    switchable.stop()  # the server out of reach; navigator.onLine stays true
+    for scheme in ("light", "dark"):
+        phone.emulate_media(color_scheme=scheme)
+        phone.goto(base + record_url)
+        assert phone.locator("#offline-banner").is_visible()
+        banner = phone.locator("#offline-banner").bounding_box()
+        header = phone.locator("header.top").bounding_box()
+        assert banner["y"] == 0 and abs(header["y"] - (banner["y"] + banner["height"])) < 1, (banner, header)
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        phone.screenshot(path=str(tmp_path / f"record-offline-{scheme}.png"))
+        phone.fill("input[name=round]", "2")
+        phone.select_option("select[name=level]", index=1)
+        phone.fill("textarea[name=facts]", f"開始から 7 分後に着席（{scheme}）")
+        phone.click("button[value=preview]")
+        phone.click("button[name=action][value=confirm]")
+        phone.wait_for_selector("#record-queue >> text=未送信")
+        # the kept records' box starts right under the search bar, no blank band above it
+        bar = phone.locator("form.topsearch").bounding_box()
+        kept = phone.locator("#record-queue h2").bounding_box()
+        assert kept["y"] - (bar["y"] + bar["height"]) <= 24, (bar, kept)
+        note = phone.locator("main p.notice[role=status]")
+        phone.wait_for_function(
+            "() => !document.querySelector('main p.notice[role=status]').textContent.includes('送信しています')",
+            timeout=15_000,
+        )
+        assert "未送信" in note.inner_text()
+        assert phone.locator("main a.button", has_text="別の選手に記録する").is_visible()
+        phone.screenshot(path=str(tmp_path / f"record-queued-{scheme}.png"), full_page=True)
+    switchable.start()
+    phone.reload()  # a page load sends the queue (as the next page the judge opens would)
+    phone.locator("#record-queue").wait_for(state="detached", timeout=60_000)
+    assert len(penalties(app)) == 2
 
 
 def luminance(rgb: str) -> float:
@@ -431,11 +536,7 @@ def test_background_sync_sends_the_queue_with_no_page_open(app, phone, switchabl
     phone.evaluate("navigator.serviceWorker.ready")
     wait_ready(phone)
     record_url = f"/events/{event_id}/record?player=1"
-    phone.wait_for_function(
-        f"caches.keys().then(ks => caches.open(ks[0])).then(c => c.match('{record_url}')).then(r => !!r)",
-        timeout=60_000,
-        polling=100,
-    )
+    wait_event_kept(phone, record_url)
     cdp = phone.context.new_cdp_session(phone)
     registrations: list[dict] = []
     cdp.on("ServiceWorker.workerRegistrationUpdated", lambda e: registrations.extend(e["registrations"]))

@@ -72,7 +72,10 @@ def new():
     except JudgeappError as exc:
         return _form_error("events/new.html", exc, **ctx)
     sign_in_session(organizer)
-    return render_template("events/created.html", event=ev, organizer=organizer, token=token)
+    # Post/Redirect/Get: a reload of the event page sends nothing again (no second event, no stale form
+    # check). The API token is shown once, on the event page the redirect lands on.
+    session["created"] = {"event": ev.id, "token": token}
+    return redirect(url_for("events.show", event_id=ev.id), 303)
 
 
 @bp.route("/events/<int:event_id>/signin", methods=["GET", "POST"])
@@ -142,10 +145,16 @@ def show(event_id: int):
         ids = {p.id for p in players_mod.find_players(db, event_id, who)}
         shown = [v for v in shown if v.penalty.player_id in ids]
     board = desk.desk(db, policy, event_id, everything)
-    return render_template(
+    created = session.get("created")
+    if created and created.get("event") == event_id:
+        session.pop("created")  # the token once: never again, nor in the phone's kept copy (no-store)
+    else:
+        created = None
+    html = render_template(
         "events/show.html",
         event=ev,
         staff=staff,
+        created=created,
         policy=policy,
         records=shown,
         desk=board,
@@ -158,6 +167,7 @@ def show(event_id: int):
         round_roles=PERMISSIONS["round"],
         ack_roles=PERMISSIONS["acknowledge"],
     )
+    return (html, 200, {"Cache-Control": "no-store"}) if created else html
 
 
 @bp.get("/events/<int:event_id>/desk")

@@ -211,6 +211,13 @@ class Analyzer:
                 for m in self._tokenizer.tokenize(text[:4000])
             ]
 
+    def parts_of_speech(self, text: str) -> list[tuple[int, int, str, str]]:
+        """SudachiPy's morphemes of a short text as (begin, end, part of speech, its subdivision)."""
+        with self._lock:
+            return [
+                (m.begin(), m.end(), *m.part_of_speech()[:2]) for m in self._tokenizer.tokenize(text[:4000])
+            ]
+
     def particle_starts(self, text: str) -> set[int]:
         """Where SudachiPy reads a particle or an auxiliary beginning in a short text (offsets into it)."""
         with self._lock:
