@@ -72,6 +72,12 @@ PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
 NONE_THRESHOLD = 0.42
 NONE_THRESHOLD_WORDS = 0.38
+# Or a long story of which the answer's evidence holds much, not most: at least NONE_MASS_FLOOR of it, two or
+# more of the judge's words, and found words whose rarity (idf) adds up to NONE_MASS (about two rare words and
+# a common one); the share alone holds a long story to a bar a short one passes with one word.
+NONE_MASS = 12.0
+NONE_MASS_FLOOR = 0.2
+NONE_MASS_WORDS = 2
 RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
 COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking
@@ -83,6 +89,9 @@ _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
 _QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
 QUOTED_WEIGHT = 0.5
+# A light word (`Word.light`: a pronoun, adverb, adnominal, conjunction or a noun standing as an adverb — どっち,
+# もう, ほぼ, 同じ, しかも, いま) tells how or which, not what happened: it weighs LIGHT_WEIGHT in the coverage.
+LIGHT_WEIGHT = 0.5
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
 NONE_MESSAGE_ALL = "どのゲームの規定にも、この状況に当てはまるものが見つかりませんでした。"  # `search_all`
 K1, B = 1.2, 0.6
@@ -536,8 +545,9 @@ class Lookup:
 
     # --- the query -------------------------------------------------------------------------------------
 
-    def _query_words(self, text: str) -> tuple[list[tuple[tuple[str, ...], float]], list[str]]:
-        """The query's words (each with its forms), the synonym list's phrases as weaker extra words."""
+    def _query_words(self, text: str) -> tuple[list[tuple[tuple[str, ...], float]], list[str], set[int]]:
+        """The query's words (each with its forms), the synonym list's phrases as weaker extra words; and
+        which of them are light (`Word.light`: how or which, not what)."""
         words: list[tuple[tuple[str, ...], float]] = []
         surfaces: list[str] = []
         origin: list = []  # the analysed word of each entry (None for a synonym group's)
@@ -629,7 +639,10 @@ class Lookup:
         # synonym) in evidence that holds one of the entry's phrases whole: an entry after the word (and its
         # synonym group), weighing nothing in the rankings.
         out_words, out_surfaces = [], []
+        light = set()
         for k, (entry, surface) in enumerate(zip(words, surfaces, strict=False)):
+            if origin[k] is not None and origin[k].light and entry[1] >= 1.0:
+                light.add(len(out_words))
             out_words.append(entry)
             out_surfaces.append(surface)
             owner = (
@@ -641,7 +654,7 @@ class Lookup:
                 out_surfaces.append(surfaces[owner])
         out_words += extra
         out_surfaces += [""] * len(extra)
-        return out_words, out_surfaces
+        return out_words, out_surfaces, light
 
     def _single_kana(self, w: Word) -> bool:
         """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
@@ -678,7 +691,7 @@ class Lookup:
         limit = max(1, min(int(limit), 100))
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
-        words, surfaces = self._query_words(text)
+        words, surfaces, light = self._query_words(text)
         qgrams = set(_grams(text))
         fused = np.zeros(len(self.answers))
         passage_scores = None
@@ -703,16 +716,24 @@ class Lookup:
         weights = self._word_weights(words)
         quoted = _quoted_only(text, surfaces)
         weights = [w * QUOTED_WEIGHT if k in quoted else w for k, w in enumerate(weights)]
+        weights = [w * LIGHT_WEIGHT if k in light else w for k, w in enumerate(weights)]
         matches = []
         for i in order:
             cov, matched = self._coverage(i, words, weights, qgrams)
             matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = matches[:limit]
+        total = sum(w for (_, x), w in zip(words, weights, strict=False) if x >= 1.0)
         fits = [
             m
             for m in matches[:3]
-            if m.coverage >= NONE_THRESHOLD or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)
+            if m.coverage >= NONE_THRESHOLD
+            or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)
+            or (
+                m.coverage >= NONE_MASS_FLOOR
+                and m.found >= NONE_MASS_WORDS
+                and m.coverage * total >= NONE_MASS
+            )
         ]
         best = max((m.coverage for m in matches[:3]), default=0.0)
         if not fits:
