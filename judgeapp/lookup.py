@@ -64,8 +64,10 @@ STOP = LIGHT_WORDS | {
 }  # fmt: skip
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
 # also stands as one shared term, in the evidence and in the query.
-COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件")}
+COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件", "つ")}
 COUNT_TERM = "#count"
+# 2つめ, ふたつめ: the analyzer reads つめ as 詰める; written 2つ目 it is a count
+_COUNT_ME_RE = re.compile(r"([0-9０-９一二三四五六七八九十何]|ひと|ふた|みっ|よっ|いくつ)つめ")
 PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
@@ -226,7 +228,7 @@ class _Bm25:
 # Each analysed text's words: (start, end, terms), start -1 where the word's place was not found. Filled as
 # texts are analysed, or from the cache file a previous start wrote (Lookup's `cache_dir`).
 _ANALYSED: dict[str, list[tuple[int, int, frozenset]]] = {}
-LOOKUP_VERSION = "4"  # bump when the analysis of the evidence changes (or its cache format)
+LOOKUP_VERSION = "5"  # bump when the analysis of the evidence changes (or its cache format)
 SEP = "\x1e"  # between a word's terms in the cache file (no term holds a control character)
 
 
@@ -581,7 +583,7 @@ class Lookup:
                     continue  # a kana word the analyzer split into pieces the text does not have
             if w.forms[0] in STOP or w.aux:
                 continue
-            if self._single_kana(w):
+            if self._single_kana(w) and w.forms[0] not in COUNTERS:
                 words.append(
                     ((), 1.0)
                 )  # a lone kana letter: nothing on its own, unless the next one joins it
@@ -691,7 +693,7 @@ class Lookup:
         limit = max(1, min(int(limit), 100))
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
-        words, surfaces, light = self._query_words(text)
+        words, surfaces, light = self._query_words(_COUNT_ME_RE.sub(r"\1つ目", text))
         qgrams = set(_grams(text))
         fused = np.zeros(len(self.answers))
         passage_scores = None
