@@ -383,15 +383,21 @@ class Lookup:
         self.policies = policies
         self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
         # Each entry's one-word keys by their forms too (煽る matches 煽って, 殴る 殴った): a key is found in a query
-        # that spells it, or that has a word of the same form.
+        # that spells it, or that has a word of the same form; a compound key (持ち帰る, 叩き割る) also by its
+        # short units' forms one after the other (持って帰る, 叩いて割った).
         self._syn_forms: list[frozenset[str]] = []
+        self._syn_parts: list[tuple[tuple[str, ...], ...]] = []
         for keys, _ in synonyms:
             forms: set[str] = set()
+            parts: list[tuple[str, ...]] = []
             for k in keys:
                 ws = analyzer().words(k)
                 if len(ws) == 1 and not k.isascii():
                     forms.update(ws[0].forms)
+                    if len(ws[0].parts) >= 2:
+                        parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
+            self._syn_parts.append(tuple(parts))
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -617,7 +623,14 @@ class Lookup:
         query_forms = {f for w in analysed for f in w.forms}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
-        for (keys, means), forms in zip(self.synonyms, self._syn_forms, strict=False):
+        for (keys, means), forms, parts in zip(self.synonyms, self._syn_forms, self._syn_parts, strict=False):
+            joined = {
+                id(analysed[n + j])
+                for p in parts
+                for n in range(len(analysed) - len(p) + 1)
+                if all(p[j] in analysed[n + j].forms for j in range(len(p)))
+                for j in range(len(p))
+            }
             found = [
                 k
                 for k in keys
@@ -625,7 +638,7 @@ class Lookup:
                 and k in s
                 and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
             ]
-            if not (forms & query_forms or found):
+            if not (forms & query_forms or found or joined):
                 continue
             encoded = []
             for m in means:
@@ -635,7 +648,9 @@ class Lookup:
                     encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
             for k, w in enumerate(origin):
                 sq = squash(w.surface) if w is not None else ""
-                if w is not None and (set(w.forms) & forms or (len(sq) >= 2 and any(sq in f for f in found))):
+                if w is not None and (
+                    set(w.forms) & forms or id(w) in joined or (len(sq) >= 2 and any(sq in f for f in found))
+                ):
                     phrases.setdefault(k, []).extend(encoded)
         # Where a key of the list names a query word, the word also counts as found (0.8, as a dictionary
         # synonym) in evidence that holds one of the entry's phrases whole: an entry after the word (and its
