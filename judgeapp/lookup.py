@@ -64,14 +64,22 @@ STOP = LIGHT_WORDS | {
 }  # fmt: skip
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
 # also stands as one shared term, in the evidence and in the query.
-COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件")}
+COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件", "つ")}
 COUNT_TERM = "#count"
+# 2つめ, ふたつめ: the analyzer reads つめ as 詰める; written 2つ目 it is a count
+_COUNT_ME_RE = re.compile(r"([0-9０-９一二三四五六七八九十何]|ひと|ふた|みっ|よっ|いくつ)つめ")
 PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
 NONE_THRESHOLD = 0.42
 NONE_THRESHOLD_WORDS = 0.38
+# Or a long story of which the answer's evidence holds much, not most: at least NONE_MASS_FLOOR of it, two or
+# more of the judge's words, and found words whose rarity (idf) adds up to NONE_MASS (about two rare words and
+# a common one); the share alone holds a long story to a bar a short one passes with one word.
+NONE_MASS = 12.0
+NONE_MASS_FLOOR = 0.2
+NONE_MASS_WORDS = 2
 RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
 COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking
@@ -83,6 +91,9 @@ _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
 _QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
 QUOTED_WEIGHT = 0.5
+# A light word (`Word.light`: a pronoun, adverb, adnominal, conjunction or a noun standing as an adverb — どっち,
+# もう, ほぼ, 同じ, しかも, いま) tells how or which, not what happened: it weighs LIGHT_WEIGHT in the coverage.
+LIGHT_WEIGHT = 0.5
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
 NONE_MESSAGE_ALL = "どのゲームの規定にも、この状況に当てはまるものが見つかりませんでした。"  # `search_all`
 K1, B = 1.2, 0.6
@@ -217,7 +228,7 @@ class _Bm25:
 # Each analysed text's words: (start, end, terms), start -1 where the word's place was not found. Filled as
 # texts are analysed, or from the cache file a previous start wrote (Lookup's `cache_dir`).
 _ANALYSED: dict[str, list[tuple[int, int, frozenset]]] = {}
-LOOKUP_VERSION = "4"  # bump when the analysis of the evidence changes (or its cache format)
+LOOKUP_VERSION = "5"  # bump when the analysis of the evidence changes (or its cache format)
 SEP = "\x1e"  # between a word's terms in the cache file (no term holds a control character)
 
 
@@ -392,15 +403,21 @@ class Lookup:
         self.policies = policies
         self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
         # Each entry's one-word keys by their forms too (煽る matches 煽って, 殴る 殴った): a key is found in a query
-        # that spells it, or that has a word of the same form.
+        # that spells it, or that has a word of the same form; a compound key (持ち帰る, 叩き割る) also by its
+        # short units' forms one after the other (持って帰る, 叩いて割った).
         self._syn_forms: list[frozenset[str]] = []
+        self._syn_parts: list[tuple[tuple[str, ...], ...]] = []
         for keys, _ in synonyms:
             forms: set[str] = set()
+            parts: list[tuple[str, ...]] = []
             for k in keys:
                 ws = analyzer().words(k)
                 if len(ws) == 1 and not k.isascii():
                     forms.update(ws[0].forms)
+                    if len(ws[0].parts) >= 2:
+                        parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
+            self._syn_parts.append(tuple(parts))
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -556,8 +573,9 @@ class Lookup:
 
     # --- the query -------------------------------------------------------------------------------------
 
-    def _query_words(self, text: str) -> tuple[list[tuple[tuple[str, ...], float]], list[str]]:
-        """The query's words (each with its forms), the synonym list's phrases as weaker extra words."""
+    def _query_words(self, text: str) -> tuple[list[tuple[tuple[str, ...], float]], list[str], set[int]]:
+        """The query's words (each with its forms), the synonym list's phrases as weaker extra words; and
+        which of them are light (`Word.light`: how or which, not what)."""
         words: list[tuple[tuple[str, ...], float]] = []
         surfaces: list[str] = []
         origin: list = []  # the analysed word of each entry (None for a synonym group's)
@@ -591,7 +609,7 @@ class Lookup:
                     continue  # a kana word the analyzer split into pieces the text does not have
             if w.forms[0] in STOP or w.aux:
                 continue
-            if self._single_kana(w):
+            if self._single_kana(w) and w.forms[0] not in COUNTERS:
                 words.append(
                     ((), 1.0)
                 )  # a lone kana letter: nothing on its own, unless the next one joins it
@@ -625,7 +643,14 @@ class Lookup:
         query_forms = {f for w in analysed for f in w.forms}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
-        for (keys, means), forms in zip(self.synonyms, self._syn_forms, strict=False):
+        for (keys, means), forms, parts in zip(self.synonyms, self._syn_forms, self._syn_parts, strict=False):
+            joined = {
+                id(analysed[n + j])
+                for p in parts
+                for n in range(len(analysed) - len(p) + 1)
+                if all(p[j] in analysed[n + j].forms for j in range(len(p)))
+                for j in range(len(p))
+            }
             found = [
                 k
                 for k in keys
@@ -633,7 +658,7 @@ class Lookup:
                 and k in s
                 and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
             ]
-            if not (forms & query_forms or found):
+            if not (forms & query_forms or found or joined):
                 continue
             encoded = []
             for m in means:
@@ -643,13 +668,18 @@ class Lookup:
                     encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
             for k, w in enumerate(origin):
                 sq = squash(w.surface) if w is not None else ""
-                if w is not None and (set(w.forms) & forms or (len(sq) >= 2 and any(sq in f for f in found))):
+                if w is not None and (
+                    set(w.forms) & forms or id(w) in joined or (len(sq) >= 2 and any(sq in f for f in found))
+                ):
                     phrases.setdefault(k, []).extend(encoded)
         # Where a key of the list names a query word, the word also counts as found (0.8, as a dictionary
         # synonym) in evidence that holds one of the entry's phrases whole: an entry after the word (and its
         # synonym group), weighing nothing in the rankings.
         out_words, out_surfaces = [], []
+        light = set()
         for k, (entry, surface) in enumerate(zip(words, surfaces, strict=False)):
+            if origin[k] is not None and origin[k].light and entry[1] >= 1.0:
+                light.add(len(out_words))
             out_words.append(entry)
             out_surfaces.append(surface)
             owner = (
@@ -661,7 +691,7 @@ class Lookup:
                 out_surfaces.append(surfaces[owner])
         out_words += extra
         out_surfaces += [""] * len(extra)
-        return out_words, out_surfaces
+        return out_words, out_surfaces, light
 
     def _single_kana(self, w: Word) -> bool:
         """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
@@ -703,7 +733,7 @@ class Lookup:
         limit = max(1, min(int(limit), 100))
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
-        words, surfaces = self._query_words(text)
+        words, surfaces, light = self._query_words(_COUNT_ME_RE.sub(r"\1つ目", text))
         qgrams = set(_grams(text))
         fused = np.zeros(len(self.answers))
         passage_scores = None
@@ -728,16 +758,24 @@ class Lookup:
         weights = self._word_weights(words)
         quoted = _quoted_only(text, surfaces)
         weights = [w * QUOTED_WEIGHT if k in quoted else w for k, w in enumerate(weights)]
+        weights = [w * LIGHT_WEIGHT if k in light else w for k, w in enumerate(weights)]
         matches = []
         for i in order:
             cov, matched = self._coverage(i, words, weights, qgrams)
             matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = matches[:limit]
+        total = sum(w for (_, x), w in zip(words, weights, strict=False) if x >= 1.0)
         fits = [
             m
             for m in matches[:3]
-            if m.coverage >= NONE_THRESHOLD or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)
+            if m.coverage >= NONE_THRESHOLD
+            or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)
+            or (
+                m.coverage >= NONE_MASS_FLOOR
+                and m.found >= NONE_MASS_WORDS
+                and m.coverage * total >= NONE_MASS
+            )
         ]
         best = max((m.coverage for m in matches[:3]), default=0.0)
         if not fits:

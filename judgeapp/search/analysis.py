@@ -45,6 +45,7 @@ def _analysis_version() -> str:
 
 
 _DROP_POS = {"助詞", "助動詞", "補助記号", "空白", "記号"}
+_LIGHT_POS = {"代名詞", "副詞", "連体詞", "接続詞", "感動詞"}  # `Word.light`
 # Words that carry no meaning in what a judge types, query or story (normalized forms, folded): light verbs and
 # nouns, auxiliaries, and the question and filler words both share. Search and the situation lookup each add
 # their own (`QUERY_STOP` below, `lookup.STOP`).
@@ -116,6 +117,10 @@ class Word:
     # the short units' readings when the long unit splits (停止中: テイシ, チュウ)
     part_readings: tuple[str, ...] = ()
     asked: bool = False  # a counter a judge asks for (何枚, なんにん: 枚, 人), answered by a number (５枚)
+    # a word of a part of speech that tells how or which rather than what: a pronoun (どっち, あっち), an
+    # adverb (もう, ほぼ, こう), an adnominal (同じ, どの), a conjunction (しかも), an interjection, a noun that
+    # stands as an adverb (いま, 前, 毎回); the situation lookup weighs it less where the text never uses it
+    light: bool = False
 
 
 class Analyzer:
@@ -137,9 +142,10 @@ class Analyzer:
         self._memo: dict[tuple, Word] = {}
         self._pos: dict[int, tuple[bool, ...]] = {}
 
-    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool]:
+    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool]:
         """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
-        numeral, a case particle) of a part of speech, read once per part-of-speech id."""
+        numeral, a case particle, a light word: `Word.light`) of a part of speech, read once per
+        part-of-speech id."""
         pid = m.part_of_speech_id()
         kind = self._pos.get(pid)
         if kind is None:
@@ -152,6 +158,7 @@ class Analyzer:
                 pos[0] == "接尾辞",
                 pos[1] == "数詞",
                 pos[:2] == ("助詞", "格助詞"),
+                pos[0] in _LIGHT_POS or pos[2] == "副詞可能",
             )
         return kind
 
@@ -198,6 +205,7 @@ class Analyzer:
                                         memo.clear()
                                     w = memo[key] = self._word(m, aux)
                                     w.suffix = suffix
+                                    w.light = kind[7]
                                 if w.forms:
                                     out.append(w)
                             before = (surface, kind)
