@@ -15,6 +15,8 @@
   same way (tune5 tuned on, check5 a reporting half);
 - tests/cases/search_unseen_tune6.yaml and search_unseen_check6.yaml: a sixth table, by a sixth writer, split the
   same way (tune6 tuned on, check6 a reporting half);
+- tests/cases/search_unseen_tune7.yaml and search_unseen_check7.yaml: a seventh table, by a seventh writer, split
+  the same way (tune7 tuned on, check7 a reporting half);
 - tests/cases/search_spelling.yaml: loose spellings (katakana within one edit, Latin names typed in kana,
   section numbers written another way): every row in the top 5, the first for ≥94%.
 """
@@ -132,21 +134,27 @@ def test_nothing_found_stays_nothing(library):
         # a fourth table, held out in the quality pass: 90.2% / 74.5% before, 91.2% / 77.5% held out, 92.2% /
         # 78.4% after one change drawn from its rows (a katakana word then hiragana); 94.1% / 80.4% after the
         # overviews, clipped compounds and loan words in hiragana; 96.1% / 83.3% after the fourth quality pass
-        ("search_unseen_tune4.yaml", (0.96, 0.83)),
+        # 97.1% / 85.3% before the fifth quality pass (its synonym entries), 97.1% / 87.3% after
+        ("search_unseen_tune4.yaml", (0.97, 0.87)),
         # measured 95.6% / 72.1% (94.1% / 72.1% before the second quality pass, 67.6% first before the first)
         ("search_unseen_check4.yaml", (0.95, 0.72)),
         # a fifth table: 91.0% / 70.8% before the overviews and clipped compounds, 91.0% / 69.7% held out
         # (with the overview's weight, then dropped), 93.3% / 77.5% after; 93.3% / 78.7% after the same-reading
         # kanji typos (third quality pass); 95.5% / 84.3% after the fourth (definitions, counts asked for…)
-        ("search_unseen_tune5.yaml", (0.95, 0.84)),
+        # (96.6% / 86.5% before the fifth quality pass, 96.6% / 88.8% after)
+        ("search_unseen_tune5.yaml", (0.96, 0.88)),
         (
             "search_unseen_check5.yaml",
             (0.95, 0.80),
         ),  # measured 95.6% / 80.2% (94.5% / 79.1% before the second pass)
         # a sixth table (271 queries by a sixth writer, 2026-12-01), first measured before any tuning on it:
         # tune6 92.3% / 79.6%, check6 89.1% / 68.2%
-        ("search_unseen_tune6.yaml", (0.92, 0.79)),
+        # tune6 93.7% / 82.4% before the fifth quality pass, 95.8% / 84.5% after (85.2% in the bench)
+        ("search_unseen_tune6.yaml", (0.95, 0.84)),
         ("search_unseen_check6.yaml", (0.89, 0.68)),
+        # a seventh table (116 tuning queries by a seventh writer), measured before any of its rows was read:
+        # 92.2% / 75.9% (the bench); 95.7% / 80.2% after the fifth quality pass (81.0% in the bench)
+        ("search_unseen_tune7.yaml", (0.95, 0.80)),
     ],
 )
 def test_search_quality_on_unseen_queries(library, table, bars):
