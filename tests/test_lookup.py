@@ -243,7 +243,7 @@ KANA_ACROSS_WORDS = [
 
 @pytest.mark.parametrize("game, q, kana, term", KANA_ACROSS_WORDS)
 def test_kana_across_words_is_no_word(client, library, game, q, kana, term):
-    words, surfaces = library.lookup._query_words(q)
+    words, surfaces, _ = library.lookup._query_words(q)
     assert not any(term in alts for alts, _ in words), [
         s for (a, _), s in zip(words, surfaces, strict=True) if term in a
     ]
@@ -261,5 +261,5 @@ def test_kana_across_words_is_no_word(client, library, game, q, kana, term):
     ],
 )
 def test_a_kana_word_the_analyzer_splits_is_still_read(library, q, kana, term):
-    words, surfaces = library.lookup._query_words(q)
+    words, surfaces, _ = library.lookup._query_words(q)
     assert any(term in alts and s == kana for (alts, _), s in zip(words, surfaces, strict=True))
