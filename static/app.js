@@ -257,11 +257,16 @@
       });
     }, Promise.resolve(false)).then(function () {
       flushing = false;
-      if (flushAgain && !landed && navigator.onLine) { flushAgain = false; return flush(); }
+      /* again only for a record still to send: a second run with nothing pending would end before it told the
+         page's own record's outcome (left at 送信しています…, its box hidden) */
+      if (flushAgain && !landed && navigator.onLine && readQueue().some(function (x) { return x.state === "pending"; })) {
+        flushAgain = false; return flush();
+      }
       flushAgain = false;
       if (sendingNow && !landed) {  /* it did not land: show it as kept, and say so where 送信しています… was */
+        var mine = readQueue().filter(function (x) { return x.key === sendingNow; })[0];
         sendingNow = null; renderQueue();
-        if (whenKept) { whenKept(); whenKept = null; }
+        if (whenKept) { whenKept(!!mine && mine.state === "refused"); whenKept = null; }
       }
       if (landed) {
         try { sessionStorage.setItem("judgeapp.sent", "記録しました（サーバーに届きました）"); } catch (e) { /* no note */ }
@@ -317,8 +322,10 @@
         form.hidden = true;
         var note = document.createElement("p"); note.className = "notice"; note.setAttribute("role", "status");
         form.parentNode.insertBefore(note, form);
-        var kept = function () {
-          note.textContent = navigator.onLine
+        var kept = function (refused) {  /* refused: it reached the server, which did not take it (it waits for the judge) */
+          note.textContent = refused
+            ? "サーバーが受け付けませんでした。記録は端末に残しています。下の理由を確かめて、送り直すか破棄してください。"
+            : navigator.onLine
             ? "サーバーに届きませんでした。記録は「未送信」として端末に保存しました。届くようになると自動で送ります。"
             : "電波がありません。記録は「未送信」として端末に保存しました。電波が戻ると自動で送ります。";
           var ev = location.pathname.match(/^\/events\/\d+/);

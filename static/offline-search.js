@@ -7,7 +7,7 @@
   "use strict";
   var BOOST = { t: 2.5, w: 1.0, r: 0.8, g: 0.5, tg: 1.0, tp: 1e-6 };
   var K1 = 1.2, B = 0.75;
-  var TITLE = 1.0, TOPIC = 0.5; /* search.py's WEIGHT: every word in the title; the query is the title's topic */
+  var TITLE = 1.0, TOPIC = 0.5; /* judgeapp/search/schema.py's WEIGHT: every word in the title; the query is the title's topic */
   var DASHES = "-‐‑‒–—―−ｰ~〜";
   var GAPS = "・･ー\u3000 \t\r\n《》「」『』【】()（）[]［］〈〉<>＜＞\"'“”‘’、。,.，．:：;；!！?？/／" + DASHES;
   var STOP = {};

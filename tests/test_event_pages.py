@@ -532,3 +532,26 @@ def test_a_missing_page_of_an_event_leads_back_to_the_event(client):
     assert resp.status_code == 404
     html = resp.get_data(as_text=True)
     assert f'href="/events/{eid}">大会のページへ戻る' in html and 'href="/">ホームへ戻る' in html
+
+
+def test_the_new_events_api_token_never_rides_in_the_session_cookie(app, client):
+    """The session cookie is signed, not encrypted: anyone holding it (the phone's cookie store, a proxy's log)
+    reads what it holds, and it lives until the event page is opened. The token shown once must not be in it,
+    and the token the page shows is the one that works."""
+    from judgeapp.events.models import Staff
+    from judgeapp.events.staff import token_hash
+
+    resp = new_event(client)
+    assert resp.status_code == 303
+    serializer = app.session_interface.get_signing_serializer(app)
+    cookies = [
+        c for c in resp.headers.getlist("Set-Cookie") if c.startswith(app.config["SESSION_COOKIE_NAME"] + "=")
+    ]
+    assert cookies
+    data = serializer.loads(cookies[-1].split(";", 1)[0].split("=", 1)[1])
+    html = client.get(resp.headers["Location"]).get_data(as_text=True)
+    token = re.search(r'class="token"[^>]*value="([^"]+)"', html).group(1)
+    assert token not in json.dumps(data)
+    with app.extensions["judgeapp.db"].reader() as s:
+        organizer = s.query(Staff).one()
+        assert organizer.token_hash == token_hash(token)

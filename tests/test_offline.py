@@ -424,6 +424,32 @@ def test_offline_record_page_on_a_phone(app, phone, switchable, tmp_path):
     assert len(penalties(app)) == 2
 
 
+def test_a_record_the_server_refuses_online_is_not_told_as_kept_to_send(app, phone, switchable):
+    """Online, a confirmed record the server refuses (a round out of range sent after the preview) is shown
+    as 送信できませんでした with the reason; the note where 送信しています… was says it was refused, not that
+    it never reached the server and will be sent by itself (it will not: it waits for the judge)."""
+    base = switchable.url
+    event_id = make_event(phone, base, [("001", "山田太郎")])
+    from sqlalchemy import select
+
+    from judgeapp.events.models import Player
+
+    with app.extensions["judgeapp.db"].reader() as s:
+        pid = s.scalars(select(Player)).one().id
+    phone.goto(base + f"/events/{event_id}/record?player={pid}")
+    phone.fill("input[name=round]", "2")
+    phone.select_option("select[name=level]", index=1)
+    phone.fill("textarea[name=facts]", "開始から 7 分後に着席")
+    phone.click("button[value=preview]")
+    phone.evaluate("() => { document.querySelector('main form [name=round]').value = '99'; }")
+    phone.click("button[name=action][value=confirm]")
+    phone.wait_for_selector("#record-queue >> text=送信できませんでした")
+    note = phone.locator("main p.notice[role=status]").inner_text()
+    assert "受け付けませんでした" in note, note
+    assert "届きませんでした" not in note and "自動で送ります" not in note, note
+    assert penalties(app) == []
+
+
 def luminance(rgb: str) -> float:
     vals = [int(x) / 255 for x in re.findall(r"\d+", rgb)[:3]]
     lin = [v / 12.92 if v <= 0.03928 else ((v + 0.055) / 1.055) ** 2.4 for v in vals]

@@ -73,8 +73,11 @@ def new():
         return _form_error("events/new.html", exc, **ctx)
     sign_in_session(organizer)
     # Post/Redirect/Get: a reload of the event page sends nothing again (no second event, no stale form
-    # check). The API token is shown once, on the event page the redirect lands on.
-    session["created"] = {"event": ev.id, "token": token}
+    # check). The API token is shown once, on the event page the redirect lands on, issued there: the session
+    # cookie is signed, not encrypted, so it carries only the event's number, never the token (the one
+    # create_event made is replaced unseen).
+    del token
+    session["created"] = ev.id
     return redirect(url_for("events.show", event_id=ev.id), 303)
 
 
@@ -145,11 +148,10 @@ def show(event_id: int):
         ids = {p.id for p in players_mod.find_players(db, event_id, who)}
         shown = [v for v in shown if v.penalty.player_id in ids]
     board = desk.desk(db, policy, event_id, everything)
-    created = session.get("created")
-    if created and created.get("event") == event_id:
+    created = None
+    if session.get("created") == event_id and staff is not None:
         session.pop("created")  # the token once: never again, nor in the phone's kept copy (no-store)
-    else:
-        created = None
+        created = {"event": event_id, "token": staff_mod.issue_token(db, staff, staff.id)}
     html = render_template(
         "events/show.html",
         event=ev,
