@@ -29,7 +29,7 @@ from judgeapp.textnorm import clean_query  # noqa: E402
 
 def _label(ev, q: Q.Query, n_words: int) -> str:
     """A short name for a top-level signal (`SearchIndex.query` builds them; see WEIGHT in judgeapp/search/schema.py)."""
-    fields = {f for f, _ in ev._leaves(q, None)}
+    fields = {f for f, _ in ev.leaves(q, None)}
     subs = list(getattr(q, "subqueries", ()))
     if fields == {"defines"}:
         return "defines"

@@ -21,7 +21,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from .corpus import Corpus
 from .errors import DeckError
-from .policy import Citation, HandOff, Policies, Strict, _check_citations, _loc, game_folders
+from .policy import Citation, HandOff, Policies, Strict, check_citations, error_location, game_folders
 from .textnorm import squash
 from .yamlload import DuplicateKeyError, load_yaml
 
@@ -119,17 +119,17 @@ def load_deck_rules(
             problems.append(f"{path}: not valid YAML: {exc}".replace("\n", " "))
             continue
         except ValidationError as exc:
-            problems.extend(f"{path}: {_loc(e['loc'])}: {e['msg']}" for e in exc.errors())
+            problems.extend(f"{path}: {error_location(e['loc'])}: {e['msg']}" for e in exc.errors())
             continue
         if MAIN not in df.zones:
             problems.append(f"{path}: zones: needs '{MAIN}'")
         if df.caveat is not None:
-            _check_citations(f"{path}: caveat", df.caveat.citations, corpus, game, problems)
+            check_citations(f"{path}: caveat", df.caveat.citations, corpus, game, problems)
         policy = policies.get(game) if policies else None
         listed: dict[str, str] = {}
         for i, r in enumerate(df.rules):
             where = f"{path}: rules[{i}]"
-            _check_citations(where, r.citations, corpus, game, problems)
+            check_citations(where, r.citations, corpus, game, problems)
             if r.zone not in df.zones:
                 problems.append(f"{where}.zone: unknown zone '{r.zone}' (zones: {', '.join(df.zones)})")
             if r.infraction and (policy is None or r.infraction not in policy.infractions):

@@ -376,7 +376,7 @@ def _squash_ws(s: str) -> str:
     return re.sub(r"\s+", "", unicodedata.normalize("NFKC", s))
 
 
-def _loc(loc: tuple) -> str:
+def error_location(loc: tuple) -> str:
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
@@ -399,11 +399,13 @@ def _read(path: Path, model: type[BaseModel], problems: list[str]) -> BaseModel 
         return model.model_validate(data)
     except ValidationError as exc:
         for err in exc.errors():
-            problems.append(f"{path}: {_loc(err['loc'])}: {err['msg']}")
+            problems.append(f"{path}: {error_location(err['loc'])}: {err['msg']}")
         return None
 
 
-def _check_citations(where: str, citations: list[Citation], corpus: Corpus, game: str, problems: list[str]):
+def check_citations(
+    where: str, citations: list[Citation], corpus: Corpus, game: str, problems: list[str]
+) -> None:
     for i, c in enumerate(citations):
         section = corpus.sections.get(c.section)
         if section is None:
@@ -457,14 +459,14 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
     nodes = {x.id: x for x in wf.nodes}
 
     for i, x in enumerate(pf.levels):
-        _check_citations(f"{p}: levels[{i}]", x.citations, corpus, game, problems)
+        check_citations(f"{p}: levels[{i}]", x.citations, corpus, game, problems)
     if pf.tiers is not None:
-        _check_citations(f"{p}: tiers", [pf.tiers.citation], corpus, game, problems)
+        check_citations(f"{p}: tiers", [pf.tiers.citation], corpus, game, problems)
     for i, x in enumerate(pf.consequences):
-        _check_citations(f"{p}: consequences[{i}]", x.citations, corpus, game, problems)
+        check_citations(f"{p}: consequences[{i}]", x.citations, corpus, game, problems)
     for i, r in enumerate(pf.rules):
         where = f"{p}: rules[{i}]"
-        _check_citations(where, r.citations, corpus, game, problems)
+        check_citations(where, r.citations, corpus, game, problems)
         if r.consequence is not None and r.consequence not in consequences:
             problems.append(f"{where}.consequence: unknown consequence '{r.consequence}'")
         for key, lid in [("level", r.level), ("to", r.to)] + [("to_any", x) for x in r.to_any]:
@@ -482,7 +484,7 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
         for j, c in enumerate(x.also_consequences):
             if c not in consequences:
                 problems.append(f"{where}.also_consequences[{j}]: unknown consequence '{c}'")
-        _check_citations(where, x.citations, corpus, game, problems)
+        check_citations(where, x.citations, corpus, game, problems)
 
     # The tree: every target exists, every node is reachable from the start, no cycles, every infraction is
     # an outcome somewhere (or the situation lookup alone would find it: that is allowed, but not a dead end).
@@ -540,7 +542,7 @@ def _load_policy(folder: Path, corpus: Corpus, problems: list[str]) -> Policy | 
             if a not in levels and a not in consequences and a not in ("no-penalty", "none"):
                 problems.append(f"{t}: scenarios[{i}].accept[{j}]: unknown answer '{a}'")
     if pf.hand_off is not None:
-        _check_citations(f"{p}: hand_off", pf.hand_off.citations, corpus, game, problems)
+        check_citations(f"{p}: hand_off", pf.hand_off.citations, corpus, game, problems)
     if len(problems) > before:
         return None
     return Policy(

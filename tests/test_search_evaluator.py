@@ -65,7 +65,7 @@ def test_numpy_evaluator_equals_whoosh_searcher(own_library, mode):
 
 
 def test_a_games_search_over_its_own_sections_equals_the_filter(own_library):
-    """A game's search runs over that game's sections only, numbered among themselves (`_Evaluator.run`'s
+    """A game's search runs over that game's sections only, numbered among themselves (`Evaluator.run`'s
     `game`): the same sections, scores (to the last bit) and order as the whole query under Whoosh's
     `Require` of the game term; and a game the index lacks finds nothing."""
     index = own_library.index
@@ -86,7 +86,7 @@ def test_a_games_search_over_its_own_sections_equals_the_filter(own_library):
 
 def test_the_dict_evaluation_of_a_small_scope_equals_numpys(own_library, monkeypatch):
     """A scope of a few hundred sections (a game's; the real corpus) is evaluated with dicts
-    (`_Evaluator._run_small`): the same sections, scores to the last bit, order, marked terms and top hits
+    (`Evaluator._run_small`): the same sections, scores to the last bit, order, marked terms and top hits
     as the numpy evaluation, over every query of the table and its words alone, with and without the game."""
     from judgeapp.search import evaluate as S
 
@@ -104,7 +104,7 @@ def test_the_dict_evaluation_of_a_small_scope_equals_numpys(own_library, monkeyp
         ids, scores = ev.run(q, game=game)
         top = ev.top_of(ids, scores, 10)
         small.append(
-            (ids.tolist(), scores.tolist(), top, ev.terms_matched(q, top, S._MARKED_FIELDS, game=game))
+            (ids.tolist(), scores.tolist(), top, ev.terms_matched(q, top, S.MARKED_FIELDS, game=game))
         )
     monkeypatch.setattr(S, "_SMALL_UP_TO", 0)
     monkeypatch.setattr(S, "_SORT_BELOW", 0)
@@ -112,18 +112,18 @@ def test_the_dict_evaluation_of_a_small_scope_equals_numpys(own_library, monkeyp
         ids, scores = ev.run(q, game=game)
         top = ev.top_of(ids, scores, 10)
         assert (ids.tolist(), scores.tolist(), top) == want[:3]
-        assert ev.terms_matched(q, top, S._MARKED_FIELDS, game=game) == want[3]
+        assert ev.terms_matched(q, top, S.MARKED_FIELDS, game=game) == want[3]
     assert len(cases) > len(QUERIES)
 
 
 def test_the_snippet_marks_are_the_spans_of_the_alternation():
-    """The snippets' marks (`search.snippets._Marker`) are the spans `re.finditer` gives for the alternation of the
+    """The snippets' marks (`search.snippets.Marker`) are the spans `re.finditer` gives for the alternation of the
     surfaces and the needle (its characters with middle dots, long-vowel marks and spaces between), in the
     order `SearchIndex._marker` sorts them, on random texts."""
     import random
     import re
 
-    from judgeapp.search.snippets import _Gapless, _Marker
+    from judgeapp.search.snippets import Gapless, Marker
 
     rng = random.Random(7)
     for _ in range(3000):
@@ -137,19 +137,19 @@ def test_the_snippet_marks_are_the_spans_of_the_alternation():
         branches.sort(key=lambda b: len(b[0]), reverse=True)
         regex = re.compile("|".join(b[0] for b in branches))
         want = [m.span() for m in regex.finditer(text) if m.end() > m.start()]
-        marker = _Marker([(t, needle) for _, t, needle in branches])
+        marker = Marker([(t, needle) for _, t, needle in branches])
         assert marker.spans(text) == want, (text, branches)
-        assert marker.spans(text, _Gapless(text)) == want, (text, branches)  # the needle found gapless
+        assert marker.spans(text, Gapless(text)) == want, (text, branches)  # the needle found gapless
 
 
 def test_top_of_narrowed_by_a_bound_is_the_sorted_order():
-    """`_Evaluator.top_of` on thousands of matches (narrowed first by `_at_least`) gives the order of a full
+    """`Evaluator.top_of` on thousands of matches (narrowed first by `_at_least`) gives the order of a full
     sort (higher score first, then lower document number), ties at the cut and all, on random scores."""
     import random
 
     import numpy as np
 
-    from judgeapp.search.evaluate import _Evaluator
+    from judgeapp.search.evaluate import Evaluator
 
     rng = random.Random(11)
     for _ in range(400):
@@ -164,16 +164,16 @@ def test_top_of_narrowed_by_a_bound_is_the_sorted_order():
                 :limit
             ]
         ]
-        assert _Evaluator.top_of(ids, scores, limit) == want
+        assert Evaluator.top_of(ids, scores, limit) == want
 
 
 def test_best_window_is_the_first_with_most_marks():
-    """`search.snippets._best_window` (one pass) gives what `max` over the marks' starts with two binary searches each
+    """`search.snippets.best_window` (one pass) gives what `max` over the marks' starts with two binary searches each
     gave: the first start whose window holds the most starts, on random marks."""
     import bisect
     import random
 
-    from judgeapp.search.snippets import _best_window
+    from judgeapp.search.snippets import best_window
 
     rng = random.Random(5)
     for _ in range(3000):
@@ -185,7 +185,7 @@ def test_best_window_is_the_first_with_most_marks():
         def marks_from(a, starts=starts, width=width):
             return bisect.bisect_left(starts, a + width - 20) - bisect.bisect_left(starts, a - 20)
 
-        assert _best_window(spans, width) == max(starts, key=marks_from)
+        assert best_window(spans, width) == max(starts, key=marks_from)
 
 
 KILLED_WORKER = """

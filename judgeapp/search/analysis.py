@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 ANALYZER_VERSION = "15"
 
 
-def _analysis_version() -> str:
+def analysis_version() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     parts = [ANALYZER_VERSION]
@@ -75,7 +75,7 @@ QUERY_STOP |= _KANA_QUESTION | {
 QUESTION_WORDS = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")} | _KANA_QUESTION
 # A run of kana that a question ends, as typed: a particle and a question word (〜ってどうなるの, 〜はなに), or
 # 何 (and 誰) with what follows (〜って何, 〜何個): the run is a word of its own, the question is not.
-_KANA_QUESTION_TAIL = (
+KANA_QUESTION_TAIL = (
     re.compile(
         "^([ぁ-んァ-ヶー]{2,})((?:って|は|のは)"
         "(?:(?:なに|なん|どう|どれ|どっち|どちら|どこ|いつ|だれ|いくつ|なぜ)[ぁ-んー]*|[何誰].{0,6}))$"
@@ -83,7 +83,7 @@ _KANA_QUESTION_TAIL = (
     re.compile("^([ぁ-んァ-ヶー]{2,})([何誰].{0,6})$"),
 )
 # The counters a judge asks about in kana after なん (なんてん: 何点), by their readings (rendaku included).
-_COUNTERS = {
+KANA_COUNTERS = {
     to_katakana(k): v
     for k, v in {
     "てん": "点", "にん": "人", "まい": "枚", "かい": "回", "ねん": "年", "ふん": "分", "ぷん": "分",
@@ -92,13 +92,13 @@ _COUNTERS = {
     "しゅう": "週", "ぶ": "部", "さい": "歳",
     }.items()
 }  # fmt: skip
-_KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(_COUNTERS, key=len, reverse=True)) + ")")
-_HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
-_PARTICLE_CHARS = frozenset("のにをでがはともへ")
+KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(KANA_COUNTERS, key=len, reverse=True)) + ")")
+HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
+PARTICLE_CHARS = frozenset("のにをでがはともへ")
 # A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
-_KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
+KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
 # What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
-_CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
+CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
 
 
 @dataclass
@@ -286,7 +286,7 @@ def query_number_terms(text: str) -> list[str]:
     raw = squash(text) if any(ch.isdigit() for ch in squash(text)) else ""  # art3; not a plain word
     keys = section_number_keys(text) if len(squash(text)) <= 16 else []
     if not keys:
-        for chunk in _CHUNK_BREAK.split(text):
+        for chunk in CHUNK_BREAK.split(text):
             if not _MARKED_NUMBER.search(chunk[:12]):
                 continue
             for end in range(min(len(chunk), 12), 1, -1):  # its longest such start
@@ -325,7 +325,7 @@ def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, di
     return {"skeletons": skeletons, "deletes": deletes, "latin": latin, "letters": letters}
 
 
-def _katakana_word(form: str, shortest: int = 3) -> bool:
+def katakana_word(form: str, shortest: int = 3) -> bool:
     return len(form) >= shortest and all("\u30a1" <= ch <= "\u30fa" or ch == "ー" for ch in form)
 
 
@@ -337,7 +337,7 @@ def clip_map(pairs: Iterable[str], compounds: Iterable[tuple[str, tuple[str, ...
     out: dict[str, list[str]] = {}
 
     def add(a: str, b: str, term: str) -> None:
-        if not (_katakana_word(a) and _katakana_word(b)):
+        if not (katakana_word(a) and katakana_word(b)):
             return
         for i in (2, 3):
             for j in (2, 3):
@@ -355,7 +355,7 @@ def clip_map(pairs: Iterable[str], compounds: Iterable[tuple[str, tuple[str, ...
     return out
 
 
-_KANJI_WORD = re.compile(r"[\u4e00-\u9fff々]{2,4}")
+KANJI_WORD = re.compile(r"[\u4e00-\u9fff々]{2,4}")
 _KANJI_THEN_KANA = re.compile(r"([\u4e00-\u9fff々]{1,4})([ァ-ヶー]*)")
 _NO_READING_START = frozenset("ャュョァィゥェォッンーヮヵヶ")
 
@@ -434,17 +434,17 @@ def kanji_masks(forms: Iterable[str], pairs: Iterable[str]) -> dict[str, list[st
 
     have = set()
     for f in sorted(forms):
-        if _KANJI_WORD.fullmatch(f):
+        if KANJI_WORD.fullmatch(f):
             have.add(f)
             add(f, "words:" + f)
     for p in sorted(pairs):
         a, _, b = p.partition("|")
-        if _KANJI_WORD.fullmatch(a + b) and a + b not in have:
+        if KANJI_WORD.fullmatch(a + b) and a + b not in have:
             add(a + b, "pairs:" + p)
     return out
 
 
-def _weighted(q: Q.Query, weight: float) -> Q.Query:
+def weighted_query(q: Q.Query, weight: float) -> Q.Query:
     """The query with its score multiplied by `weight`. Whoosh ignores the boost of a compound of one
     query (it runs the child alone), so the weight goes down to the first query that uses it."""
     while isinstance(q, (Q.And, Q.Or)) and len(q.subqueries) == 1:
@@ -460,14 +460,14 @@ def _katakana(ch: str) -> bool:
     return len(ch) == 1 and ("\u30a1" <= ch <= "\u30fa" or ch == "ー")
 
 
-def _inside_katakana_word(text: str, a: int, b: int) -> bool:
+def inside_katakana_word(text: str, a: int, b: int) -> bool:
     """Whether text[a : b + 1] begins or ends inside a longer katakana word (ペナ in ペナルティ)."""
     return (_katakana(text[a]) and _katakana(text[a - 1 : a] if a else "")) or (
         _katakana(text[b]) and _katakana(text[b + 1 : b + 2])
     )
 
 
-def _without_question_tail(chunk: str, words: list[Word]) -> str:
+def without_question_tail(chunk: str, words: list[Word]) -> str:
     """A run of kana without the question it ends with (ダイバーってなに → ダイバー): cut after the last content
     word that a question word follows; the run as typed when no question word ends it (まきもどし)."""
     pos, end, tail = 0, None, False
@@ -495,13 +495,13 @@ TITLE_LIGHT = {
 NUMBERING = re.compile(r"[0-9]+|[a-z]{1,2}|[ivxlc]+")
 
 
-_KANJI_RE = re.compile(r"[\u4e00-\u9fff々]")
+KANJI_RE = re.compile(r"[\u4e00-\u9fff々]")
 
 
 def kanji_stem(surface: str) -> str:
     """A word's kanji, when it has two or more: the words of one family share them whatever their okurigana
     and inflection (繰り下がる, 繰り下げ, 繰下げ → 繰下; 間違えて, 間違い → 間違)."""
-    stem = "".join(_KANJI_RE.findall(surface))
+    stem = "".join(KANJI_RE.findall(surface))
     return stem if len(stem) >= 2 else ""
 
 
@@ -547,7 +547,7 @@ def count_terms(words: list[Word], reach: int = 3) -> list[str]:
     return out
 
 
-def _bigrams(text: str) -> list[str]:
+def char_bigrams(text: str) -> list[str]:
     s = squash(text)
     return [s[i : i + 2] for i in range(len(s) - 1)] if len(s) > 1 else ([s] if s else [])
 
@@ -586,7 +586,7 @@ def defined_words(an: Analyzer, text: str) -> list[str]:
 
 
 # A judge asking what a thing is: 〜って何 (なに, いつ, どういう, 誰), 〜とは, 〜の意味, 〜の定義, 〜との違い.
-# (Not a count asked for: 〜って何点, 何回 ask for a number, see `_COUNTERS`.)
+# (Not a count asked for: 〜って何点, 何回 ask for a number, see `KANA_COUNTERS`.)
 DEFINITION_QUESTION = re.compile(
     r"って\s*(?:何(?![\u4e00-\u9fff])|なに|なん(?:[でのだ?？]|$)|いつ|どういう|誰|だれ)|(?<!こ)とは|意味|定義|(?:^|[\sのとが])(?:違い|ちがい)"
 )

@@ -23,15 +23,15 @@ from ..textnorm import (
 from ..yamlload import load_yaml
 from .analysis import (
     Analyzer,
-    _analysis_version,
-    _bigrams,
-    _katakana_word,
+    analysis_version,
     analyzer,
+    char_bigrams,
     clip_map,
     count_terms,
     defined_words,
     kanji_masks,
     kanji_readings,
+    katakana_word,
     number_terms,
     spelling_maps,
     title_topic,
@@ -81,7 +81,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
             out.append(t)
         terms.append(out)
     body, title = terms
-    title_grams = _bigrams(d.title) + (_bigrams(d.context) if d.context else [])
+    title_grams = char_bigrams(d.title) + (char_bigrams(d.context) if d.context else [])
     return {
         "id": d.id,
         "game": d.game,
@@ -96,7 +96,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "reading": Counter(t[2] for t in body + title),
         # the short units' readings of the words that split (a kana query's ていし finds 停止中)
         "part_reading": _counts(r for w in body_words + title_words for r in w.part_readings),
-        "grams": _counts(title_grams + _bigrams(d.text)),
+        "grams": _counts(title_grams + char_bigrams(d.text)),
         "title_grams": _counts(title_grams),
         "title_topic": title_topic(context_words if d.context else title_words),
         "defines": " ".join(defined_words(an, d.text)),
@@ -507,7 +507,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
         raise
     lex = {f: {t: sorted(s) for t, s in m.items()} for f, m in lexicon.items()}
     lex["spellings"] = spelling_maps(lex["reading"], lex["words"])
-    long_words = [f for f in lex["words"] if len(f) >= 6 and _katakana_word(f)]
+    long_words = [f for f in lex["words"] if len(f) >= 6 and katakana_word(f)]
     an = analyzer()
     compounds = [(f, parts) for f in long_words for w in an.words(f)[:1] if len(parts := w.parts) > 1]
     lex["spellings"]["clips"] = clip_map(terms.get("pairs", ()), compounds)
@@ -516,7 +516,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     lex["terms"] = terms
     (tmp / "lexicon.json").write_text(json.dumps(lex, ensure_ascii=False), encoding="utf-8")
     (tmp / "meta.json").write_text(
-        json.dumps({"corpus": version, "analyzer": _analysis_version(), "sections": count})
+        json.dumps({"corpus": version, "analyzer": analysis_version(), "sections": count})
     )
     old = path.with_name(f".{path.name}.old-{os.getpid()}")
     if path.exists():
@@ -532,7 +532,7 @@ def index_is_current(path: str | Path, version: str) -> bool:
         data = json.loads(meta.read_text())
     except (OSError, ValueError):
         return False
-    return data.get("corpus") == version and data.get("analyzer") == _analysis_version()
+    return data.get("corpus") == version and data.get("analyzer") == analysis_version()
 
 
 def ensure_index(

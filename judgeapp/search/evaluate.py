@@ -15,8 +15,8 @@ if TYPE_CHECKING:
     from whoosh.index import Index
 
 
-# The memo's entries for the evaluation's scope (`_Evaluator.run`'s game) and the count of its documents, and
-# the terms the evaluation looked up (`_Evaluator.run`'s `terms`).
+# The memo's entries for the evaluation's scope (`Evaluator.run`'s game) and the count of its documents, and
+# the terms the evaluation looked up (`Evaluator.run`'s `terms`).
 _WITHIN, _SIZE, _TERMS = "within", "size", "terms"
 _NO_POSTINGS = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 _NO_POSTINGS[0].flags.writeable = _NO_POSTINGS[1].flags.writeable = False  # shared: never changed in place
@@ -25,7 +25,7 @@ _NO_SMALL_POSTINGS: dict[
 ] = {}  # `_small_postings` of a term the index lacks: shared, never changed
 
 
-class _Evaluator:
+class Evaluator:
     """Runs the queries built below over the index's postings with numpy, scoring as Whoosh's BM25F does.
 
     Whoosh keeps the index on disk and gives the statistics (idf, average and per-document field lengths) and
@@ -364,10 +364,10 @@ class _Evaluator:
         kept = self._kept.get(id(q))
         if kept is not None:
             if kept[2] is None:
-                kept[2] = list(self._leaves(q, None))
+                kept[2] = list(self.leaves(q, None))
             keys = kept[2]
         else:
-            keys = self._leaves(q, None)
+            keys = self.leaves(q, None)
         for key in keys:
             if key not in seen:
                 seen[key] = None
@@ -591,7 +591,7 @@ class _Evaluator:
         if terms is not None:
             leaves = {key: held for key, held in terms.items() if key[0] in fields}
         else:
-            leaves = dict.fromkeys(self._leaves(q, fields))
+            leaves = dict.fromkeys(self.leaves(q, fields))
         if not docnums or not leaves:
             return set()
         scope = self._game_docs(game) if game else None
@@ -639,7 +639,7 @@ class _Evaluator:
             out.update(keys[i] for i in np.flatnonzero(found))
         return out
 
-    def _leaves(self, q: Q.Query, fields: set[str] | None) -> dict[tuple[str, str], None]:
+    def leaves(self, q: Q.Query, fields: set[str] | None) -> dict[tuple[str, str], None]:
         """The query's terms (those in `fields`; all for None), each once. A sub-query shared by several
         signals is walked once, a kept one (`keep`) once for all."""
         leaves: dict[tuple[str, str], None] = {}
@@ -659,7 +659,7 @@ class _Evaluator:
             kept = self._kept.get(id(node))
             if kept is not None and node is not q:
                 if kept[2] is None:
-                    kept[2] = list(self._leaves(node, None))
+                    kept[2] = list(self.leaves(node, None))
                 leaves.update((key, None) for key in kept[2] if fields is None or key[0] in fields)
             elif kind in compound:
                 stack.extend(node.subqueries)
@@ -696,7 +696,7 @@ class _Evaluator:
 
 
 # The fields whose matched terms the snippets mark (`SearchIndex._surfaces`; character pairs as the needle).
-_MARKED_FIELDS = {"words", "title", "reading", "syn", "grams"}
+MARKED_FIELDS = {"words", "title", "reading", "syn", "grams"}
 _EMPTY = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64))
 
 
@@ -719,11 +719,11 @@ _DENSE_UP_TO = 20_000
 
 
 # Up to this many documents in a search's scope (a game's sections; the whole of a small corpus), the query
-# is evaluated with Python dicts (`_Evaluator._run_small`): numpy's cost per call is more than the work.
+# is evaluated with Python dicts (`Evaluator._run_small`): numpy's cost per call is more than the work.
 _SMALL_UP_TO = 400
 
 
-# Up to this many matches, the best are sorted in Python (`_Evaluator.top_of`).
+# Up to this many matches, the best are sorted in Python (`Evaluator.top_of`).
 _SORT_BELOW = 64
 # From this many matches, the best are first narrowed down by a bound on their score (`_at_least`).
 _NARROW_FROM = 256

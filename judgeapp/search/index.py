@@ -19,10 +19,10 @@ from ..textnorm import (
     fold,
     squash,
 )
-from .evaluate import _MARKED_FIELDS, _Evaluator
+from .evaluate import MARKED_FIELDS, Evaluator
 from .query import QueryBuilding
 from .schema import WEIGHT, Hit, Results
-from .snippets import _best_window, _escape, _Gapless, _Marker, _span_end
+from .snippets import Gapless, Marker, best_window, escape_html, span_end
 
 if TYPE_CHECKING:
     pass
@@ -44,10 +44,10 @@ class SearchIndex(QueryBuilding):
         lex = json.loads((self.path / "lexicon.json").read_text(encoding="utf-8"))
         self.lexicon: dict[str, dict[str, list[str]]] = lex
         self._open_query(lex, synonyms)
-        self._evaluator = _Evaluator(self.ix, lex.get("terms"))
+        self._evaluator = Evaluator(self.ix, lex.get("terms"))
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
-        self._gapless: dict[int, _Gapless] = {}  # each section's folded text without gaps (`_Gapless`)
+        self._gapless: dict[int, Gapless] = {}  # each section's folded text without gaps (`Gapless`)
         # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
         self._section_weight = np.array(
             [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
@@ -93,13 +93,13 @@ class SearchIndex(QueryBuilding):
         short = len(needle) <= 1
         top = list(at)
         every = ev.terms_matched(
-            q, top, _MARKED_FIELDS, few=frozenset({"grams"}), game=game or None, terms=terms
+            q, top, MARKED_FIELDS, few=frozenset({"grams"}), game=game or None, terms=terms
         )
         if any(fl == "grams" for fl, _ in every) and len(needle) >= 2:
             every.add(("needle", needle))
         marker = self._marker(every, short)
         stored, folded, window = ev.stored, self._folded, self._window
-        # (a section's gapless text only for a needle to find: `_Marker.spans`)
+        # (a section's gapless text only for a needle to find: `Marker.spans`)
         gapless = self._gapless_of if marker is not None and marker.needles else _no_gapless
         for docnum in top:
             f = stored[docnum]
@@ -121,11 +121,11 @@ class SearchIndex(QueryBuilding):
 
     # snippets
 
-    def _gapless_of(self, docnum: int) -> _Gapless:
-        """A section's `_Gapless` (made on first use, kept: bounded by the index's sections)."""
+    def _gapless_of(self, docnum: int) -> Gapless:
+        """A section's `Gapless` (made on first use, kept: bounded by the index's sections)."""
         hit = self._gapless.get(docnum)
         if hit is None:
-            hit = self._gapless[docnum] = _Gapless(self._folded[docnum])
+            hit = self._gapless[docnum] = Gapless(self._folded[docnum])
         return hit
 
     def _surfaces(self, terms: set[tuple[str, str]], short: bool = False) -> list[str]:
@@ -139,14 +139,14 @@ class SearchIndex(QueryBuilding):
         # One-character pieces (の, 数, ち) would mark noise unless the judge typed one character.
         return sorted((x for x in out if x.strip() and (short or len(x) > 1)), key=len, reverse=True)[:300]
 
-    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> _Marker | None:
+    def _marker(self, terms: set[tuple[str, str]], short: bool = False) -> Marker | None:
         """What marks every surface of the query's matched terms (built once a query)."""
         branches = [(re.escape(x), x, False) for x in self._surfaces(terms, short)]
         branches += [
             ("[・･ー\\s]*".join(re.escape(ch) for ch in t), t, True) for f, t in terms if f == "needle"
         ]
         branches.sort(key=lambda b: len(b[0]), reverse=True)
-        return _Marker([(text, needle) for _, text, needle in branches]) if branches else None
+        return Marker([(text, needle) for _, text, needle in branches]) if branches else None
 
     def _snippet(
         self,
@@ -155,8 +155,8 @@ class SearchIndex(QueryBuilding):
         width: int = 110,
         short: bool = False,
         folded: str | None = None,
-        marker: _Marker | None = None,
-        gapless: _Gapless | None = None,
+        marker: Marker | None = None,
+        gapless: Gapless | None = None,
     ) -> str:
         """A short passage with the matched words in <mark>; everything else escaped."""
         folded = fold(text) if folded is None else folded
@@ -165,23 +165,23 @@ class SearchIndex(QueryBuilding):
 
     @staticmethod
     def _window(
-        text: str, folded: str, marks: _Marker | None, gapless: _Gapless | None, width: int = 110
+        text: str, folded: str, marks: Marker | None, gapless: Gapless | None, width: int = 110
     ) -> str:
         """`_snippet` of a section's text and its folded text, with the query's marker."""
         spans = marks.spans(folded, gapless) if marks is not None else []
         start = 0
         if spans:
             # The window that holds the most marks (spans come in order of their start).
-            start = max(0, _best_window(spans, width) - 20)
+            start = max(0, best_window(spans, width) - 20)
         end = min(len(text), start + width)
         out = ["…" if start > 0 else ""]
         pos = start
         # (the spans do not overlap, in order: their ends too; the first that ends after the window's start,
         # up to the first that starts at its end or after)
-        first = bisect.bisect_right(spans, start, key=_span_end) if spans and spans[0][1] <= start else 0
+        first = bisect.bisect_right(spans, start, key=span_end) if spans and spans[0][1] <= start else 0
         window = text[start:end]
         if "&" in window or "<" in window or ">" in window or '"' in window or "'" in window:
-            esc = _escape
+            esc = escape_html
         else:  # (no piece of the window has a character to escape: each is as it is)
             esc = str
         for a, b in itertools.islice(spans, first, None):

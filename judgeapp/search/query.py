@@ -22,29 +22,29 @@ from ..textnorm import (
     to_katakana,
 )
 from .analysis import (
-    _CHUNK_BREAK,
-    _COUNTERS,
-    _HIRAGANA_RUN,
-    _KANA_COUNT_QUESTION,
-    _KANA_QUESTION_TAIL,
-    _KANJI_RE,
-    _KANJI_WORD,
-    _KATAKANA_THEN_HIRAGANA,
-    _PARTICLE_CHARS,
+    CHUNK_BREAK,
     DEFINITION_QUESTION,
+    HIRAGANA_RUN,
+    KANA_COUNT_QUESTION,
+    KANA_COUNTERS,
+    KANA_QUESTION_TAIL,
+    KANJI_RE,
+    KANJI_WORD,
+    KATAKANA_THEN_HIRAGANA,
+    PARTICLE_CHARS,
     QUERY_STOP,
     Word,
-    _bigrams,
-    _inside_katakana_word,
-    _katakana_word,
-    _weighted,
-    _without_question_tail,
     analyzer,
+    char_bigrams,
     clip_map,
     defined_term,
+    inside_katakana_word,
+    katakana_word,
     query_number_terms,
     spelling_maps,
     title_topic,
+    weighted_query,
+    without_question_tail,
     word_pairs,
     word_stem,
 )
@@ -98,7 +98,7 @@ class QueryBuilding:
         self._loan_readings = frozenset(
             r
             for r, surfaces in lex["reading"].items()
-            if len(r) >= 2 and any(_katakana_word(fold(x), 2) for x in surfaces)
+            if len(r) >= 2 and any(katakana_word(fold(x), 2) for x in surfaces)
         )
 
     def _words(self, text: str) -> list[Word]:
@@ -186,21 +186,21 @@ class QueryBuilding:
         out: list[QueryWord] = []
         content: list[str] = []
         chunks = []
-        for c in _CHUNK_BREAK.split(text):
+        for c in CHUNK_BREAK.split(text):
             # SudachiPy may read a run of kana wrongly (しーるど|って, ありすそふ|と|は): the question it ends
             # with, as typed, is cut from it first
-            m = _KANA_QUESTION_TAIL[0].match(c) or _KANA_QUESTION_TAIL[1].match(c)
+            m = KANA_QUESTION_TAIL[0].match(c) or KANA_QUESTION_TAIL[1].match(c)
             for part in m.groups() if m else [c] if c else []:
                 # a katakana word with hiragana after it (スコアキーパいないと): two parts, so that the
                 # katakana word is matched, spelling and all, as a word of its own
-                k = _KATAKANA_THEN_HIRAGANA.match(part)
+                k = KATAKANA_THEN_HIRAGANA.match(part)
                 for piece in k.groups() if k else [part]:
                     chunks.extend(x for y in self._loan_words_apart(piece) for x in self._readings_apart(y))
         whole_text = None
         for chunk in chunks:
-            counted = _KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
+            counted = KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
             if counted:  # なんてん, なんにん: 何点, 何人 typed in kana, the counter asked for (it ranks only)
-                counter = _COUNTERS[counted.group(1)]
+                counter = KANA_COUNTERS[counted.group(1)]
                 out.extend(
                     QueryWord(dataclasses.replace(x, suffix=True, asked=True), kana=False)
                     for x in self.analyzer.words(counter)
@@ -211,7 +211,7 @@ class QueryBuilding:
             if len(chunks) == 1 and chunk == text:
                 whole_text = analysed  # the text as typed, question and all (its word pairs)
             if is_kana(chunk):
-                cut = _without_question_tail(chunk, analysed)
+                cut = without_question_tail(chunk, analysed)
                 if cut != chunk:
                     chunk, analysed = cut, self.analyzer.words(cut)
             words = [
@@ -249,7 +249,7 @@ class QueryBuilding:
                 if len(window) < n:
                     continue
                 s = "".join(w.surface for w in window)
-                if not _KANJI_WORD.fullmatch(s) or s in known or s not in chunk:
+                if not KANJI_WORD.fullmatch(s) or s in known or s not in chunk:
                     continue
                 if all(any(f in known for f in w.forms) for w in window):
                     continue  # correct words side by side (出場 停止)
@@ -294,7 +294,7 @@ class QueryBuilding:
                 Q.Or([Q.Term("words", x), Q.Term("title", x, boost=FIELD_BOOST["title"])])
                 for x in text.split("|")
             ]
-            out.append(_weighted(Q.And(both) if len(both) > 1 else both[0], WEIGHT["fuzzy"] / len(both)))
+            out.append(weighted_query(Q.And(both) if len(both) > 1 else both[0], WEIGHT["fuzzy"] / len(both)))
         return out
 
     def _loan_words_apart(self, chunk: str) -> list[str]:
@@ -303,11 +303,11 @@ class QueryBuilding:
         SudachiPy would cut into unrelated words (どら|ふと); that word is a part of its own."""
         if is_kana(chunk):
             return [chunk]
-        for m in _HIRAGANA_RUN.finditer(chunk):
+        for m in HIRAGANA_RUN.finditer(chunk):
             run = m.group()
             spoken = to_katakana(run)  # (a hiragana run's katakana is folded already)
             # at the run's start, or after a particle that begins it (大会のるーる)
-            for start in (0, 1) if run[0] in _PARTICLE_CHARS else (0,):
+            for start in (0, 1) if run[0] in PARTICLE_CHARS else (0,):
                 for end in range(min(len(run), start + self.max_reading), start + 2, -1):
                     if spoken[start:end] in self._loan_readings:
                         a, b = m.start() + start, m.start() + end
@@ -321,13 +321,13 @@ class QueryBuilding:
         part of its own (then matched by reading, as a run of kana is), unless SudachiPy reads the corpus's
         word there, a word across its edge (のぞき見), or only light words and particles there (している is not
         指定 + る). A run of kana on its own is cut so only before grammar (けいこく|した), not before a word."""
-        for m in _HIRAGANA_RUN.finditer(chunk):
+        for m in HIRAGANA_RUN.finditer(chunk):
             run, at = m.group(), m.start()
-            after_kanji = at > 0 and bool(_KANJI_RE.match(chunk[at - 1]))
+            after_kanji = at > 0 and bool(KANJI_RE.match(chunk[at - 1]))
             starts = (1,) if after_kanji else (0, 1)
             spoken = to_katakana(run)
             for start in starts:
-                if start and run[0] not in _PARTICLE_CHARS:
+                if start and run[0] not in PARTICLE_CHARS:
                     continue
                 end = next(
                     (
@@ -529,7 +529,7 @@ class QueryBuilding:
                         Q.Or([Q.Term("words", x), Q.Term("title", x, boost=FIELD_BOOST["title"])])
                         for x in text.split("|")
                     ]
-                    alts.append(_weighted(Q.And(both), WEIGHT["fuzzy"] / len(both)))
+                    alts.append(weighted_query(Q.And(both), WEIGHT["fuzzy"] / len(both)))
         stem = word_stem(w)
         if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
             # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
@@ -537,7 +537,7 @@ class QueryBuilding:
         if self._unknown(qw):
             # A word the corpus does not have (a card's nickname: ボルバル for ボルバルザーク) by its characters,
             # weighing as one word whatever its length.
-            grams = list(dict.fromkeys(_bigrams(w.surface)))
+            grams = list(dict.fromkeys(char_bigrams(w.surface)))
             if len(grams) >= 2 and all(self._has("grams", g) for g in grams):
                 boost = WEIGHT["characters"] / len(grams)
                 alts.append(Q.And([Q.Term("grams", g, boost=boost) for g in grams]))
@@ -586,14 +586,16 @@ class QueryBuilding:
         alts: list[Q.Query] = [Q.Term("title", f) for f in w.forms]
         if w.parts:
             alts.append(Q.And([Q.Term("title", p) for p in w.parts]))
-        grams = _bigrams(w.surface)
+        grams = char_bigrams(w.surface)
         if len(grams) > 1 or len(w.surface) == 2:  # the title cut otherwise (不戦勝 as 不 + 戦勝)
             alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(grams)]))
         if qw.kana:  # the words it is the reading of, as words or as characters (the title cut otherwise)
             for surface in self.lexicon["reading"].get(w.reading, ())[:3]:
                 alts.append(Q.Term("title", surface))
                 if len(surface) >= 2:
-                    alts.append(Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(_bigrams(surface))]))
+                    alts.append(
+                        Q.And([Q.Term("title_grams", g) for g in dict.fromkeys(char_bigrams(surface))])
+                    )
         if qw.chunk and w.reading not in self.readings:  # a run of kana read as several words (すぺあかーど)
             pieces = self._segment_reading(w.reading)
             if len(pieces) > 1:
@@ -670,13 +672,13 @@ class QueryBuilding:
                         and s[j : j + 1].isalnum()
                     ):
                         continue  # an ASCII key inside a longer ASCII word (ID in slide)
-                    if _inside_katakana_word(text, where[i], where[j - 1]):
+                    if inside_katakana_word(text, where[i], where[j - 1]):
                         continue  # a katakana key inside a longer katakana word (ペナ in ペナルティ)
                     if (
                         len(key) == 1
-                        and _KANJI_RE.match(key)
+                        and KANJI_RE.match(key)
                         and any(
-                            _KANJI_RE.match(c) for c in text[max(where[i] - 1, 0) : where[i] + 2] if c != key
+                            KANJI_RE.match(c) for c in text[max(where[i] - 1, 0) : where[i] + 2] if c != key
                         )
                     ):
                         continue  # a key of one kanji inside a longer word (卓 in 電卓)
@@ -696,7 +698,7 @@ class QueryBuilding:
                     first, last = qws[i].word.surface, qws[i + len(kl) - 1].word.surface
                     a = text.find(first)
                     b = text.find(last, max(a, 0)) + len(last) - 1
-                    if a >= 0 and b >= a and _inside_katakana_word(text, a, b):
+                    if a >= 0 and b >= a and inside_katakana_word(text, a, b):
                         continue  # フロア in フロアルール: a part of a katakana compound
                     found.append(e)
         # A run of hiragana read whole: the words SudachiPy reads in it, by dictionary form (なげた: 投げる).
@@ -747,7 +749,7 @@ class QueryBuilding:
                 self._word_query(QueryWord(w, kana=False)) for w in phrase if w.forms[0] not in QUERY_STOP
             ]
             if terms:
-                out.append(_weighted(Q.And(terms), WEIGHT["phrase"] / (len(terms) if one_word else 1)))
+                out.append(weighted_query(Q.And(terms), WEIGHT["phrase"] / (len(terms) if one_word else 1)))
         for q in out:
             self._evaluator.keep(q)
         self._phrase_built[(e, one_word)] = out
@@ -803,10 +805,12 @@ class QueryBuilding:
 
         word_queries = [self._word_query(qw, alternatives=alternatives(qw)) for qw in core]
         if len(word_queries) > 1:
-            signals.append(_weighted(Q.And(word_queries), WEIGHT["all"]))
+            signals.append(weighted_query(Q.And(word_queries), WEIGHT["all"]))
         if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
             for i in range(len(word_queries)):
-                signals.append(_weighted(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"]))
+                signals.append(
+                    weighted_query(Q.And(word_queries[:i] + word_queries[i + 1 :]), WEIGHT["most"])
+                )
         if word_queries:
             # A word without short units is the same query in both modes: the same object, evaluated once.
             built = {id(qw): wq for qw, wq in zip(core, word_queries, strict=True)}
@@ -816,16 +820,16 @@ class QueryBuilding:
                 else self._word_query(qw, "or", alternatives(qw))
                 for qw in words
             ]
-            signals.append(_weighted(Q.Or(each), WEIGHT["any"]))
+            signals.append(weighted_query(Q.Or(each), WEIGHT["any"]))
             if len(each) > 1:  # each word found counts the same (coordination), whatever its score
                 signals.append(Q.Or([Q.ConstantScoreQuery(x, WEIGHT["coord"]) for x in each]))
             in_title = Q.And([self._title_query(qw) for qw in words])
-            signals.append(_weighted(in_title, WEIGHT["title"]))
+            signals.append(weighted_query(in_title, WEIGHT["title"]))
             topic = title_topic([qw.word for qw in words])
             if topic and self._has("title_topic", topic):  # the title's words are the query's: title again
                 # (an And, not a Require: Whoosh would not weigh a Require; a score of 0 Whoosh reads as 1)
                 is_topic = Q.ConstantScoreQuery(Q.Term("title_topic", topic), 1e-6)
-                signals.append(_weighted(Q.And([in_title, is_topic]), WEIGHT["topic"]))
+                signals.append(weighted_query(Q.And([in_title, is_topic]), WEIGHT["topic"]))
         asked = [qw.word.forms[0] for qw in words if qw.word.asked]
         if (
             asked
@@ -837,7 +841,7 @@ class QueryBuilding:
                 if not qw.word.asked and self._has("counts", t := f"#{c}|{qw.word.forms[0]}")
             ]
             if counts:
-                signals.append(_weighted(Q.Or([Q.Term("counts", t) for t in counts]), WEIGHT["counts"]))
+                signals.append(weighted_query(Q.Or([Q.Term("counts", t) for t in counts]), WEIGHT["counts"]))
         if DEFINITION_QUESTION.search(text):
             defined = self._defined_terms(core)
             if defined:  # the section that says what the thing asked about is (not one that mentions it)
@@ -854,10 +858,10 @@ class QueryBuilding:
         else:
             pairs = []
         if pairs:
-            signals.append(_weighted(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
-        grams = list(dict.fromkeys(_bigrams(content)))[:32]
+            signals.append(weighted_query(Q.Or([Q.Term("pairs", p) for p in pairs]), WEIGHT["pairs"]))
+        grams = list(dict.fromkeys(char_bigrams(content)))[:32]
         if len(squash(content)) >= 2 and grams:
-            signals.append(_weighted(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))
+            signals.append(weighted_query(Q.And([Q.Term("grams", g) for g in grams]), WEIGHT["grams"]))
         if not signals:
             return None
         if len(grams) > 1:

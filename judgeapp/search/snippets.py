@@ -10,11 +10,11 @@ if TYPE_CHECKING:
     pass
 
 
-def _span_end(span: tuple[int, int]) -> int:
+def span_end(span: tuple[int, int]) -> int:
     return span[1]
 
 
-def _best_window(spans: list[tuple[int, int]], width: int) -> int:
+def best_window(spans: list[tuple[int, int]], width: int) -> int:
     """The first mark's start (spans in order of their start) from which the window `[start - 20, start +
     width - 20)` holds the most marks' starts: the first such, as `max` gives it. Both ends move forward only
     (the marks before the window, those before its end), so it is one pass, not two binary searches a mark."""
@@ -30,7 +30,7 @@ def _best_window(spans: list[tuple[int, int]], width: int) -> int:
     return best
 
 
-def _escape(text: str) -> str:
+def escape_html(text: str) -> str:
     """`markupsafe.escape`'s text (the same five characters, the same entities), without making a Markup."""
     if "&" in text or "<" in text or ">" in text or '"' in text or "'" in text:
         text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -42,7 +42,7 @@ _GAP = frozenset("・･ー")  # what a needle skips between its characters (wit
 _GAP_RUNS = re.compile(r"[・･ー\s]+")  # (`\s` is `str.isspace`'s white space: both are Py_UNICODE_ISSPACE)
 
 
-class _Gapless:
+class Gapless:
     """A folded text without what a needle skips (`_GAP`, white space), and the way back to the text's
     places: a needle's match is then one `str.find` in C, not a Python step per place its first character
     is found (made once per section, on first use)."""
@@ -63,7 +63,7 @@ class _Gapless:
         return at + self.removed[bisect.bisect_right(self.keys, at)]
 
 
-class _Marker:
+class Marker:
     """Where the snippets mark a query's matched terms: the spans `re.finditer` would give for the regular
     expression `a|b|…` of the branches, in their order (a surface as written; a needle, its characters with
     any middle dots, long-vowel marks and spaces between them), without compiling one for each query
@@ -75,8 +75,8 @@ class _Marker:
         self.branches = branches  # (text, whether it is a needle)
         self.needles = any(needle for _, needle in branches)
 
-    def spans(self, text: str, gapless: _Gapless | None = None) -> list[tuple[int, int]]:
-        """`gapless`, the text's `_Gapless` when the caller keeps one."""
+    def spans(self, text: str, gapless: Gapless | None = None) -> list[tuple[int, int]]:
+        """`gapless`, the text's `Gapless` when the caller keeps one."""
         found: dict[int, tuple[int, int]] = {}  # start → (the first branch that matches there, its end)
         for rank, (branch, needle) in enumerate(self.branches):
             if not branch:
