@@ -948,19 +948,19 @@ class Lookup:
 
 
 def _sections_first(matches: list[Match]) -> list[Match]:
-    """A section's answer goes before an infraction that cites that section when the section's line covers
-    more of the story than the infraction's own evidence: the story is then about what the section decides
-    (「出場停止中の人が…申し込んできた」: 3a's line, not the infraction of visiting while suspended)."""
+    """A section's answer goes before another section's, or before an infraction or rule that cites that
+    section, when its line covers more of the story: two sections' coverages are measured alike (each its
+    best line with its title), and a story that a cited section's line holds better than the infraction's
+    own evidence is about what the section decides (「出場停止中の人が…申し込んできた」: 3a's line, not the
+    infraction of visiting while suspended)."""
     out = list(matches)
     for m in matches:
         if m.answer.section is None:
             continue
         sid, at = m.answer.section.id, out.index(m)
         for q, o in enumerate(out[:at]):
-            if (
-                o.answer.section is None
-                and any(c.section == sid for c in o.answer.citations)
-                and m.coverage > o.coverage
+            if m.coverage > o.coverage and (
+                o.answer.section is not None or any(c.section == sid for c in o.answer.citations)
             ):
                 out.insert(q, out.pop(at))
                 break
