@@ -59,8 +59,9 @@ def test_lookup_gives_the_texts_answer(client, table):
 def test_lookup_on_the_seventh_writers_tuning_half(client):
     """The seventh writer's tuning half is held to what it reached (2026-12-01: 80.3% / 64.8% here, 66.2% in
     the bench; with a section's answer before another section or an infraction citing it when its line
-    covers more of the story, 81.7% / 69.0% here, 81.7% / 70.4% in the bench: the test app carries the fixture game, whose text moves the words' rarity), not to the other
-    tables' bars: its stories are told in words the texts do not use (see docs/infractions.md)."""
+    covers more of the story, 81.7% / 69.0% here, 81.7% / 70.4% in the bench: the test app carries the
+    fixture game, whose text moves the words' rarity), not to the other tables' bars: its stories are told
+    in words the texts do not use (see docs/infractions.md)."""
     cases = load_cases(TUNE4)
     first = top3 = 0
     for case in cases:
