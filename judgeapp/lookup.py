@@ -84,6 +84,8 @@ RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
 COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
+# A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
+CITED_WEIGHT = 0.5
 # A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
 OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
@@ -495,7 +497,7 @@ class Lookup:
                     own = [(j, 1.0)]
                 else:
                     own = []
-                targets_all = own + [(i, 0.5) for i in infs]
+                targets_all = own + [(i, CITED_WEIGHT) for i in infs]
                 title = _terms(sec.title)
                 for p in _passages(sec.text):
                     quoted = [
@@ -764,6 +766,7 @@ class Lookup:
             cov, matched = self._coverage(i, words, weights, qgrams)
             matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
+        matches = _sections_first(matches)
         matches = matches[:limit]
         total = sum(w for (_, x), w in zip(words, weights, strict=False) if x >= 1.0)
         fits = [
@@ -942,6 +945,26 @@ class Lookup:
             alternatives=frozenset(alts),
             from_text=best is not None or a.section is not None,
         )
+
+
+def _sections_first(matches: list[Match]) -> list[Match]:
+    """A section's answer goes before another section's, or before an infraction or rule that cites that
+    section, when its line covers more of the story: two sections' coverages are measured alike (each its
+    best line with its title), and a story that a cited section's line holds better than the infraction's
+    own evidence is about what the section decides (「出場停止中の人が…申し込んできた」: 3a's line, not the
+    infraction of visiting while suspended)."""
+    out = list(matches)
+    for m in matches:
+        if m.answer.section is None:
+            continue
+        sid, at = m.answer.section.id, out.index(m)
+        for q, o in enumerate(out[:at]):
+            if m.coverage > o.coverage and (
+                o.answer.section is not None or any(c.section == sid for c in o.answer.citations)
+            ):
+                out.insert(q, out.pop(at))
+                break
+    return out
 
 
 def mark(text: str, alternatives: set[str]) -> Markup:
