@@ -41,17 +41,21 @@ def _api(client, q, game=None, limit=3):
     return resp.get_json()
 
 
-@pytest.mark.parametrize("table", TABLES)  # the reporting half too: measured, never tuned on
-def test_lookup_gives_the_texts_answer(client, table):
-    """The text's answer (its penalty, or null; discretion flagged where the row says the text leaves it open)
-    with a citation carrying it: in the first three for 90%, first for 75%."""
-    cases = load_cases(table)
+def _score(client, cases: list[dict]) -> tuple[int, int, int]:
+    """How many of the table's rows get the text's answer first, and in the first three; and the rows."""
     first = top3 = 0
     for case in cases:
         results = _api(client, case["q"], case["game"])["results"]
         first += bool(results) and supports(results[0], case)
         top3 += any(supports(r, case) for r in results)
-    n = len(cases)
+    return first, top3, len(cases)
+
+
+@pytest.mark.parametrize("table", TABLES)  # the reporting half too: measured, never tuned on
+def test_lookup_gives_the_texts_answer(client, table):
+    """The text's answer (its penalty, or null; discretion flagged where the row says the text leaves it open)
+    with a citation carrying it: in the first three for 90%, first for 75%."""
+    first, top3, n = _score(client, load_cases(table))
     print(f"\n{table}: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
     assert top3 / n >= 0.90 and first / n >= 0.75
 
@@ -62,13 +66,7 @@ def test_lookup_on_the_seventh_writers_tuning_half(client):
     covers more of the story, 81.7% / 69.0% here, 81.7% / 70.4% in the bench: the test app carries the
     fixture game, whose text moves the words' rarity), not to the other tables' bars: its stories are told
     in words the texts do not use (see docs/infractions.md)."""
-    cases = load_cases(TUNE4)
-    first = top3 = 0
-    for case in cases:
-        results = _api(client, case["q"], case["game"])["results"]
-        first += bool(results) and supports(results[0], case)
-        top3 += any(supports(r, case) for r in results)
-    n = len(cases)
+    first, top3, n = _score(client, load_cases(TUNE4))
     assert top3 / n >= 0.816 and first / n >= 0.69, (top3, first, n)
 
 

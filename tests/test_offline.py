@@ -319,20 +319,26 @@ def penalties(app) -> list:
         return list(s.scalars(select(Penalty)))
 
 
-def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
-    live_server = switchable.url
-    event_id = make_event(phone, live_server, [("001", "山田太郎")])
-    phone.goto(live_server + f"/events/{event_id}")
-    phone.evaluate("navigator.serviceWorker.ready")
-    wait_ready(phone)
+def kept_record_page(app, phone, base: str) -> str:
+    """An event with one player, its pages kept by the service worker: the player's record page's URL."""
     from sqlalchemy import select
 
     from judgeapp.events.models import Player
 
+    event_id = make_event(phone, base, [("001", "山田太郎")])
+    phone.goto(base + f"/events/{event_id}")
+    phone.evaluate("navigator.serviceWorker.ready")
+    wait_ready(phone)
     with app.extensions["judgeapp.db"].reader() as s:
         pid = s.scalars(select(Player)).one().id
     record_url = f"/events/{event_id}/record?player={pid}"
     wait_event_kept(phone, record_url)
+    return record_url
+
+
+def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
+    live_server = switchable.url
+    record_url = kept_record_page(app, phone, live_server)
     cut(phone, switchable)
     phone.goto(live_server + record_url)
     phone.fill("input[name=round]", "2")
@@ -380,18 +386,7 @@ def test_offline_record_page_on_a_phone(app, phone, switchable, tmp_path):
     reach (the phone says it is online): the banner sits right above the header, no gap; a confirmed record
     says it is kept as 未送信, never 「送信しています…」 for a send that cannot land."""
     base = switchable.url
-    event_id = make_event(phone, base, [("001", "山田太郎")])
-    phone.goto(base + f"/events/{event_id}")
-    phone.evaluate("navigator.serviceWorker.ready")
-    wait_ready(phone)
-    from sqlalchemy import select
-
-    from judgeapp.events.models import Player
-
-    with app.extensions["judgeapp.db"].reader() as s:
-        pid = s.scalars(select(Player)).one().id
-    record_url = f"/events/{event_id}/record?player={pid}"
-    wait_event_kept(phone, record_url)
+    record_url = kept_record_page(app, phone, base)
     switchable.stop()  # the server out of reach; navigator.onLine stays true
     for scheme in ("light", "dark"):
         phone.emulate_media(color_scheme=scheme)
