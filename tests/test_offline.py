@@ -319,6 +319,15 @@ def penalties(app) -> list:
         return list(s.scalars(select(Penalty)))
 
 
+def confirm_record(phone, round_: str, facts: str) -> None:
+    """On the record page: the round, the first level, the facts; preview, then confirm."""
+    phone.fill("input[name=round]", round_)
+    phone.select_option("select[name=level]", index=1)
+    phone.fill("textarea[name=facts]", facts)
+    phone.click("button[value=preview]")
+    phone.click("button[name=action][value=confirm]")
+
+
 def kept_record_page(app, phone, base: str) -> str:
     """An event with one player, its pages kept by the service worker: the player's record page's URL."""
     from sqlalchemy import select
@@ -341,11 +350,7 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     record_url = kept_record_page(app, phone, live_server)
     cut(phone, switchable)
     phone.goto(live_server + record_url)
-    phone.fill("input[name=round]", "2")
-    phone.select_option("select[name=level]", index=1)
-    phone.fill("textarea[name=facts]", "開始から 7 分後に着席")
-    phone.click("button[value=preview]")
-    phone.click("button[name=action][value=confirm]")
+    confirm_record(phone, "2", "開始から 7 分後に着席")
     phone.wait_for_selector("#record-queue >> text=未送信")
     phone.screenshot(path=str(tmp_path / "queued.png"), full_page=True)
     # A closed tab loses nothing: the record is still there on the next (offline) page.
@@ -366,11 +371,7 @@ def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     # A record the server refuses when it lands is shown with the reason and kept.
     cut(phone, switchable)
     phone.goto(live_server + record_url)
-    phone.fill("input[name=round]", "99")
-    phone.select_option("select[name=level]", index=1)
-    phone.fill("textarea[name=facts]", "存在しないラウンド")
-    phone.click("button[value=preview]")
-    phone.click("button[name=action][value=confirm]")
+    confirm_record(phone, "99", "存在しないラウンド")
     phone.wait_for_selector("#record-queue >> text=未送信")
     restore(phone, switchable)
     phone.goto(live_server + "/")
@@ -566,11 +567,7 @@ def test_background_sync_sends_the_queue_with_no_page_open(app, phone, switchabl
     cdp.send("ServiceWorker.enable")
     cut(phone, switchable)
     phone.goto(base + record_url)
-    phone.fill("input[name=round]", "3")
-    phone.select_option("select[name=level]", index=1)
-    phone.fill("textarea[name=facts]", "タブを閉じた後に届く記録")
-    phone.click("button[value=preview]")
-    phone.click("button[name=action][value=confirm]")
+    confirm_record(phone, "3", "タブを閉じた後に届く記録")
     phone.wait_for_selector("#record-queue >> text=未送信")
     phone.wait_for_function("judgeappStore.get('queue').then(q => q && q.length === 1)")
     phone.goto("about:blank")  # no page of the app is open any more
