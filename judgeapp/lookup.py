@@ -712,15 +712,18 @@ class Lookup:
         typed (`text`, folded to `folded` letter for letter), a stretch that cuts across its words is none
         (`_across_words`: してき in 申請してきた is not 指摘)."""
         out = []
-        pieces = analyzer().parts_of_speech(text) if text is not None else None
+        pieces = None  # the query's words as the analyzer reads them: analysed only when a kana word is found
         for m in _KANA_RUN.finditer(folded):
             run, start = m.group(), m.start()
             i = 0
             while i <= len(run) - 3:
                 for j in range(min(len(run), i + 16), i + 2, -1):
                     alts = self._kana.get(run[i:j].replace("ー", ""))
-                    if alts and pieces is not None and _across_words(pieces, start + i, start + j):
-                        continue
+                    if alts and text is not None:
+                        if pieces is None:
+                            pieces = analyzer().parts_of_speech(text)
+                        if _across_words(pieces, start + i, start + j):
+                            continue
                     if alts:
                         out.append((start + i, start + j, alts))
                         i = j

@@ -68,7 +68,7 @@ def new():
     if request.method == "GET":
         return render_template("events/new.html", form={}, **ctx)
     try:
-        ev, organizer, token = staff_mod.create_event(current_db(), lib.policies, request.form)
+        ev, organizer, _unseen = staff_mod.create_event(current_db(), lib.policies, request.form)
     except JudgeappError as exc:
         return _form_error("events/new.html", exc, **ctx)
     sign_in_session(organizer)
@@ -76,7 +76,6 @@ def new():
     # check). The API token is shown once, on the event page the redirect lands on, issued there: the session
     # cookie is signed, not encrypted, so it carries only the event's number, never the token (the one
     # create_event made is replaced unseen).
-    del token
     session["created"] = ev.id
     return redirect(url_for("events.show", event_id=ev.id), 303)
 
