@@ -226,10 +226,19 @@ class Analyzer:
                 (m.begin(), m.end(), *m.part_of_speech()[:2]) for m in self._tokenizer.tokenize(text[:4000])
             ]
 
-    def particle_starts(self, text: str) -> set[int]:
-        """Where SudachiPy reads a particle or an auxiliary beginning in a short text (offsets into it)."""
+    def bounds(self, text: str) -> tuple[set[int], set[int], set[int]]:
+        """Where SudachiPy begins a particle or an auxiliary in a short text, and where it begins and ends any
+        morpheme (offsets into the text), in one pass."""
+        particles: set[int] = set()
+        starts: set[int] = set()
+        ends: set[int] = set()
         with self._lock:
-            return {m.begin() for m in self._tokenizer.tokenize(text[:4000]) if self._pos_kind(m)[3]}
+            for m in self._tokenizer.tokenize(text[:4000]):
+                starts.add(m.begin())
+                ends.add(m.end())
+                if self._pos_kind(m)[3]:
+                    particles.add(m.begin())
+        return particles, starts, ends
 
     def _word(self, m: Morpheme, aux: bool = False) -> Word:
         surface = m.surface()

@@ -732,9 +732,8 @@ class QueryBuilding:
     def _key_starts(self, text: str) -> tuple[set[int], tuple[set[int], set[int]]]:
         """Where SudachiPy reads a particle or an auxiliary beginning in a short text, and where it begins and
         ends any morpheme (offsets into the text)."""
-        particles = self.analyzer.particle_starts(text)
-        morphemes = self.analyzer.morphemes(text)
-        return particles, ({m[0] for m in morphemes}, {m[1] for m in morphemes})
+        particles, starts, ends = self.analyzer.bounds(text)
+        return particles, (starts, ends)
 
     def _phrase_queries(self, e: int, one_word: bool = True) -> list[Q.Query]:
         """The texts' phrases of a synonym entry; standing for one word of the query, each weighs as one word
