@@ -9,8 +9,8 @@ often the lookup says it found nothing. Then the lookup's build time and its que
 every query of every table, and the cold start (a fresh process: corpus, policies, lookup from its cache,
 first answer). `--misses TABLE` lists the misses of a table (never shown for the reporting half);
 `--no-report` leaves the reporting halves out (while tuning). The reporting halves come last
-(situations_report.yaml, situations_report2.yaml, situations_report3.yaml and the later writers' none tables,
-situations_none2.yaml and situations_none3.yaml).
+(the `report` halves of tests/cases/tables.yaml: the writers' situations halves and the later writers' none
+tables).
 `run()` returns the report's lines (for bench/run.py).
 """
 
@@ -30,6 +30,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tables import reporting, tuning  # noqa: E402  (tests/cases/tables.yaml)
+
 from judgeapp.corpus import load_corpus  # noqa: E402
 from judgeapp.lookup import Lookup, match_json  # noqa: E402
 from judgeapp.policy import load_policies  # noqa: E402
@@ -38,22 +40,11 @@ from judgeapp.textnorm import squash  # noqa: E402
 
 CASES = ROOT / "tests" / "cases"
 # The reporting halves (and the second writer's none table): their figures only, never their rows or misses.
-REPORTS = ("situations_report.yaml", "situations_report2.yaml", "situations_report3.yaml")
+REPORTS = tuple(reporting("situations"))
 REPORT = REPORTS[0]
-TABLES = [
-    "situations.yaml",
-    "situations_holdout.yaml",
-    "situations_tune.yaml",
-    "situations_tune2.yaml",
-    "situations_tune3.yaml",
-    "situations_tune4.yaml",
-    *REPORTS,
-]
-NONE_TABLE = "situations_none.yaml"
-NONE_REPORTS = (
-    "situations_none2.yaml",
-    "situations_none3.yaml",
-)  # fresh writers', never tuned on: figures only
+TABLES = [*tuning("situations"), *REPORTS]
+NONE_TABLE = tuning("none")[0]
+NONE_REPORTS = tuple(reporting("none"))  # fresh writers', never tuned on: figures only
 
 
 def case_sections(case: dict) -> list[str]:

@@ -20,19 +20,11 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
+from tables import tuning  # noqa: E402  (tests/cases/tables.yaml)
 
 # Every query table but the reporting halves (never run by a tool made for tuning): the old table and the
 # tuning halves (search_pair.py times these), then the spelling table.
-QUERY_TABLES = [
-    "search_queries.yaml",
-    "search_unseen_tune.yaml",
-    "search_unseen_tune2.yaml",
-    "search_unseen_tune3.yaml",
-    "search_unseen_tune4.yaml",
-    "search_unseen_tune5.yaml",
-    "search_unseen_tune6.yaml",
-    "search_unseen_tune7.yaml",
-]
+QUERY_TABLES = tuning("search")
 TABLES = [*QUERY_TABLES, "search_spelling.yaml"]
 
 

@@ -33,30 +33,15 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tables import is_report, tables  # noqa: E402  (tests/cases/tables.yaml)
+
 from judgeapp.corpus import load_corpus  # noqa: E402
 from judgeapp.library import index_docs  # noqa: E402
 from judgeapp.search import IndexDoc, SearchIndex, analyzer, build_index, load_synonyms  # noqa: E402
 from judgeapp.textnorm import fold, is_kana, squash, to_katakana  # noqa: E402
 
-TABLES = {
-    name: ROOT / "tests" / "cases" / f
-    for name, f in (
-        ("old", "search_queries.yaml"),
-        ("unseen tune", "search_unseen_tune.yaml"),
-        ("unseen tune2", "search_unseen_tune2.yaml"),
-        ("unseen tune3", "search_unseen_tune3.yaml"),
-        ("unseen report", "search_unseen_report.yaml"),
-        ("unseen check3", "search_unseen_check3.yaml"),
-        ("unseen tune4", "search_unseen_tune4.yaml"),
-        ("unseen check4", "search_unseen_check4.yaml"),
-        ("unseen tune5", "search_unseen_tune5.yaml"),
-        ("unseen check5", "search_unseen_check5.yaml"),
-        ("unseen tune6", "search_unseen_tune6.yaml"),
-        ("unseen check6", "search_unseen_check6.yaml"),
-        ("unseen tune7", "search_unseen_tune7.yaml"),
-        ("unseen check7", "search_unseen_check7.yaml"),
-    )
-}
+# Every search table, in tables.yaml's order (a reporting half's figures only, never its rows).
+TABLES = {t["name"]: ROOT / "tests" / "cases" / t["file"] for t in tables("search")}
 QUERIES = {name: yaml.safe_load(p.read_text(encoding="utf-8")) for name, p in TABLES.items() if p.exists()}
 COPY_RE = re.compile(r"~\d+")
 
@@ -471,7 +456,7 @@ def main(argv: list[str]) -> None:
     args = parser.parse_args(argv)
     global ENGINES
     if args.no_report:
-        for name in [n for n in QUERIES if "report" in n or "check" in n]:
+        for name in [n for n in QUERIES if is_report(TABLES[n].name)]:
             QUERIES.pop(name)
     if args.engines:
         wanted = set(args.engines.split(","))

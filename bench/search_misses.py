@@ -5,8 +5,8 @@
 For each query whose expected section is not first (`--first`: only those not in the top 5; `--all`: every
 query), prints the query's words as analysed, the expected section's rank and score, and for our top 3 and
 the expected section each signal's share of the score (the query's top-level signals, `SearchIndex.query`)
-and which of the query's words the section holds. Refuses the reporting halves (any file whose name has
-`report` or `check` in it): their rows are never read while tuning.
+and which of the query's words the section holds. Refuses the reporting halves (tests/cases/tables.yaml's `report`
+half, and any unlisted file whose name has `report`, `check` or `none` in it): their rows are never read while tuning.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 import yaml
+from tables import refuse  # (tests/cases/tables.yaml)
 from whoosh import query as Q
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -126,9 +127,7 @@ def main(argv: list[str]) -> None:
     if not args:
         sys.exit(__doc__)
     for a in args:
-        name = Path(a).name.lower()
-        if "report" in name or "check" in name:
-            sys.exit(f"refused: {a} is a reporting half (its rows are never read while tuning)")
+        refuse(a)
     with tempfile.TemporaryDirectory(prefix="judgeapp-misses-") as tmp:
         ix = open_index(Path(tmp))
         for a in args:

@@ -48,6 +48,11 @@ def load_cases(name: str):
     return load_yaml(CASES_DIR / name)
 
 
+def tuning_tables(kind: str) -> list[str]:
+    """The tuning halves of a kind of table (search, situations, none), as tests/cases/tables.yaml lists them."""
+    return [t["file"] for t in load_cases("tables.yaml")[kind] if t["half"] == "tune"]
+
+
 @pytest.fixture(scope="session")
 def index_dir(tmp_path_factory) -> Path:
     """Built once for the whole run by the first app (the corpus does not change during tests)."""

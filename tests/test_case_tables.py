@@ -1,0 +1,41 @@
+"""tests/cases/tables.yaml lists every query table once, with its half: the benches and the tests read their
+tables from it, and the tools made for tuning refuse what it calls a reporting half."""
+
+from __future__ import annotations
+
+import sys
+
+from judgeapp import ROOT
+
+from .conftest import CASES_DIR, load_cases
+
+# Tables of other kinds (the wizard's paths, standings, deck rules, spelling pairs, the fixture game).
+OTHER = {
+    "decks.yaml",
+    "fixture_game.yaml",
+    "standings.yaml",
+    "wizard.yaml",
+    "search_spelling.yaml",
+    "tables.yaml",
+}
+
+
+def test_every_query_table_is_listed_once_and_exists():
+    listed = [t["file"] for kind in load_cases("tables.yaml").values() for t in kind]
+    assert len(listed) == len(set(listed))
+    present = {p.name for p in CASES_DIR.glob("*.yaml")} - OTHER
+    assert present == set(listed)
+
+
+def test_a_tool_made_for_tuning_refuses_a_reporting_half():
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import tables
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    assert tables.is_report("search_unseen_check8.yaml")
+    assert tables.is_report("situations_none2.yaml")
+    assert not tables.is_report("situations_none.yaml")
+    assert not tables.is_report("search_unseen_tune8.yaml")
+    assert tables.is_report("situations_report99.yaml")  # not listed yet: its name says so
+    assert set(tables.tuning("search")).isdisjoint(tables.reporting("search"))
