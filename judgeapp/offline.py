@@ -387,13 +387,43 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
     return out
 
 
-def nothing_fits_export(lookup) -> dict:
+def synonym_terms(
+    synonyms: list[tuple[list[str], list[str]]], terms: dict[str, tuple[int, set[str]]]
+) -> dict[str, tuple[int, set[str]]]:
+    """The synonym list's judges' words as evidence terms (the server's lookup reads them as the phrases they
+    stand for): each word found where its phrases are found too (a phrase, or the longest evidence term inside
+    it: 暴力行為 → 暴力), with its own line count if it is a term, else theirs; a word that holds terms of its
+    own is left to them. Offline, 「相手の胸ぐらつかんだ」 then holds
+    胸ぐら where the game's evidence holds 暴力, as the server reads it."""
+
+    def inside(f: str) -> str | None:  # the phrase itself, or the longest term inside it
+        if f in terms:
+            return f
+        parts = (f[i:j] for i in range(len(f)) for j in range(i + 2, len(f) + 1) if f[i:j] in terms)
+        return max(parts, key=len, default=None)
+
+    out: dict[str, tuple[int, set[str]]] = {}
+    for keys, means in synonyms:
+        df, games = 0, set()
+        for hit in filter(None, map(inside, map(fold, means))):
+            df = max(df, terms[hit][0])
+            games |= terms[hit][1]
+        for k in map(fold, keys):
+            # a word that holds terms of its own (英語版: 英語) is left to them: read whole, it would hide them
+            if games and len(k) > 1 and (k in terms or inside(k) is None):
+                prev = out.get(k) or terms.get(k) or (df, set())
+                out[k] = (prev[0], prev[1] | games)
+    return out
+
+
+def nothing_fits_export(lookup, synonyms: list[tuple[list[str], list[str]]] = ()) -> dict:
     """What the browser's lookup needs to say nothing fits (static/offline-search.js `fits`): the server's
     messages, its threshold, and each term of the server's evidence with the number of the text's lines that
     hold it (the word's weight, as lookup.py weighs it) and the games whose evidence holds it (a bit each, in
     `games` order). The browser cannot rank the server's answers (sections, rules): it asks whether a game's
     evidence as a whole holds enough of the story, which a story the server finds fits always does."""
     n, terms = lookup.evidence_terms()
+    terms = {**terms, **synonym_terms(synonyms, terms)}
     games = list(lookup.policies.games)
     return {
         "message": NONE_MESSAGE,
@@ -420,7 +450,7 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
             d["pen"] = policy.penalty_text(inf) + (" ジャッジの判断あり" if inf.discretion else "")
             d["snip"] = inf.description  # the snippet (the judges' words in `text` are for matching only)
         if lib.lookup is not None:
-            data["none"] = nothing_fits_export(lib.lookup)
+            data["none"] = nothing_fits_export(lib.lookup, synonyms)
     data["version"] = version
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
