@@ -134,3 +134,20 @@ def test_section_defects_once_per_document(client, library):
     first = str(escape(doc.meta.defects[0]))
     assert first in doc_html and "<details" in doc_html
     assert first not in sec_html and f'href="{doc.url}"' in sec_html
+
+
+def test_the_synonym_lists_words_are_evidence_where_their_phrases_are(client):
+    """Offline, nothing fits is asked of the evidence (static/offline-search.js `fits`): a judges' word of
+    the synonym list is found in the games whose evidence holds the phrase it stands for (胸ぐら → 暴力), as
+    the server's lookup reads it; a word holding terms of its own (英語版: 英語) is left to them."""
+    none = client.get("/offline/situations.json").get_json()["none"]
+    games = none["games"]
+
+    def where(term):
+        return {g for k, g in enumerate(games) if none["terms"][term][1] & (1 << k)}
+
+    assert "tcg-taikai" in where("胸グラ") and "暴力" in none["terms"]
+    assert "ijinden" in where(
+        "ギャラリー"
+    )  # 観客 in ijinden's text; the word itself only in tcg-taikai's evidence
+    assert "英語版" not in none["terms"] and "英語" in none["terms"]
