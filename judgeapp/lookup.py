@@ -1035,7 +1035,11 @@ def match_json(m: Match) -> dict:
             penalty_id = rule.to
         elif rule.kind == "removes":
             penalty_id = rule.consequence
-        else:  # an upgrade 「されることがあります」 is not a rule: no penalty; the levels it may reach are listed
+        elif len(rule.to_any) == 1:
+            # an upgrade to one level 「【警告】に格上げされることがあります」: the text names that penalty and leaves
+            # it open (discretion), as it does for its examples of each level
+            penalty_id = rule.to_any[0]
+        else:  # an upgrade to one of several levels (【敗北】や【失格】): the text picks none; they are listed
             penalty_id = None
         item = policy.levels.get(penalty_id) or policy.consequences.get(penalty_id) if penalty_id else None
         options = [policy.levels[x].label for x in rule.to_any] if rule.kind == "upgrade" else []

@@ -188,6 +188,15 @@ def test_a_rule_answers_a_repeat(client):
     assert "累積・格上げの規定" in html and "何度も【警告】を受けた場合" in html
 
 
+def test_an_upgrade_to_one_level_answers_that_level_left_to_the_judge(client):
+    """ch10-1 「何度も【注意】を受けた場合、【警告】に格上げされることがあります」 names one level and leaves it open:
+    【警告】 with discretion; ch10-2's 【敗北】や【失格】 picks none (above)."""
+    body = _api(client, "注意を何回も受けている", "ijinden")
+    rule = next(r for r in body["results"] if r["id"] == "ijinden/rule:caution-upgrade")
+    assert rule["penalty"] == "警告" and rule["discretion"] and rule["penalty_options"] == ["警告"]
+    assert "ijinden/floor-rules/ch10-1" in rule["citations"]
+
+
 # How a judge tells a story: each row's section is where the text says it, `word` the text's own word there.
 STORIES = [
     # two kana the analyzer cuts into letters (ぼち) are read as the text's word (墓地)
