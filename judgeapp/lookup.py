@@ -646,13 +646,13 @@ class Lookup:
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, means), forms, parts in zip(self.synonyms, self._syn_forms, self._syn_parts, strict=False):
-            joined = {
-                id(analysed[n + j])
-                for p in parts
-                for n in range(len(analysed) - len(p) + 1)
-                if all(p[j] in analysed[n + j].forms for j in range(len(p)))
-                for j in range(len(p))
-            }
+            joined = set()
+            for p in parts:  # a compound key by its short units one after the other (持って帰る)
+                if not all(x in query_forms for x in p):  # each unit somewhere in the query, first
+                    continue
+                for n in range(len(analysed) - len(p) + 1):
+                    if all(p[j] in analysed[n + j].forms for j in range(len(p))):
+                        joined.update(id(analysed[n + j]) for j in range(len(p)))
             found = [
                 k
                 for k in keys
