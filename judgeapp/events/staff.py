@@ -15,13 +15,13 @@ import secrets
 from datetime import date, timedelta
 
 from sqlalchemy import bindparam, func, select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..errors import JudgeappError
 from ..policy import Policies
 from .audit import audit
-from .db import Database
+from .db import Database, attach
 from .models import LEVELS, ROLES, Event, JoinLink, Penalty, SigninThrottle, Staff, utcnow
 from .parsing import clean_text, parse_bool, parse_id, parse_int, parse_passcode
 from .permissions import require
@@ -69,9 +69,25 @@ def token_hash(token: str) -> str:
 # --- the acting member --------------------------------------------------------------------------------
 
 
-# Built once (the acting check runs on every request): the member with their event, by id or by token hash.
-_BY_ID = select(Staff).options(joinedload(Staff.event)).where(Staff.id == bindparam("id"))
-_BY_TOKEN = select(Staff).options(joinedload(Staff.event)).where(Staff.token_hash == bindparam("hash"))
+# Built once (the acting check runs on every request): the member with their event, by id or by token hash,
+# one row read without the ORM's load (`db.run`) and made into the session's Staff and Event (`db.attach`).
+_STAFF, _EVENTS = Staff.__table__, Event.__table__
+_STAFF_KEYS = [Staff.__mapper__.get_property_by_column(c).key for c in _STAFF.c]
+_EVENT_KEYS = [Event.__mapper__.get_property_by_column(c).key for c in _EVENTS.c]
+_MEMBER = select(*_STAFF.c, *_EVENTS.c).select_from(
+    _STAFF.outerjoin(_EVENTS, _STAFF.c.event_id == _EVENTS.c.id)
+)
+_BY_ID = _MEMBER.where(_STAFF.c.id == bindparam("id"))
+_BY_TOKEN = _MEMBER.where(_STAFF.c.token_hash == bindparam("hash"))
+
+
+def _acting_row(s: Session, rows: list[tuple]) -> Staff | None:
+    if not rows:
+        return None
+    row, n = rows[0], len(_STAFF_KEYS)
+    ev_values = dict(zip(_EVENT_KEYS, row[n:], strict=True))
+    ev = attach(s, Event, ev_values) if ev_values["id"] is not None else None
+    return attach(s, Staff, dict(zip(_STAFF_KEYS, row[:n], strict=True)), {"event": ev})
 
 
 def _may_act(row: Staff | None) -> bool:
@@ -83,7 +99,9 @@ def acting_staff_by_session(db: Database, staff_id: object, version: object) -> 
     sid = parse_id(staff_id)
     if sid < 0 or isinstance(version, bool) or not isinstance(version, int):
         return None
-    row = db.first_read(_BY_ID, {"id": sid})  # the member and their event (the page reads the event next)
+    row = db.first_rows(
+        _BY_ID, {"id": sid}, _acting_row
+    )  # the member and their event (the page reads it next)
     return row if _may_act(row) and row.session_version == version else None
 
 
@@ -91,7 +109,7 @@ def acting_staff_by_token(db: Database, token: object) -> Staff | None:
     """The owner of an API token, if they are active and the token has neither expired nor been revoked."""
     if not isinstance(token, str) or not token or len(token) > 200:
         return None
-    row = db.first_read(_BY_TOKEN, {"hash": token_hash(token)})
+    row = db.first_rows(_BY_TOKEN, {"hash": token_hash(token)}, _acting_row)
     if not _may_act(row):
         return None
     expires = aware(row.token_expires_at)
