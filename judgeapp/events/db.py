@@ -383,7 +383,9 @@ def run(conn: Connection, stmt: Executable, params: dict | None = None) -> list[
     SQLAlchemy does around a statement still happens: the engine's `before_cursor_execute` and
     `after_cursor_execute` listeners are called, and an error comes back as SQLAlchemy's, a lost connection
     invalidated (`connection_invalidated`), as `conn.execute` would. Rows are plain tuples, read by the
-    columns' result processors (JSON, datetimes on SQLite)."""
+    columns' result processors (JSON, datetimes on SQLite). Unlike `conn.execute`, it begins no transaction
+    (SQLAlchemy's autobegin is not asked): the connections run in the driver's autocommit mode, so a write
+    goes inside a transaction begun on the connection (`write_core`'s BEGIN), a read runs on its own."""
     params = params or {}
     keys = tuple(sorted(params))
     key = (id(stmt), keys, conn.dialect)
