@@ -188,6 +188,7 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
     organizer = clean_text(form.get("organizer"), "主催者の名前", 60)
     passcode = parse_passcode(form.get("passcode"), "organizer")
     token = secrets.token_urlsafe(32)
+    hashed = hash_passcode(passcode)  # before the write transaction: no writer waits for the hashing
 
     def do(s: Session):
         ev = Event(game=game, **fields)
@@ -197,7 +198,7 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
             event_id=ev.id,
             name=organizer,
             role="organizer",
-            passcode_hash=hash_passcode(passcode),
+            passcode_hash=hashed,
             token_hash=token_hash(token),
             token_expires_at=utcnow() + TOKEN_LIFETIME,
             grants=[],
@@ -317,6 +318,7 @@ def add_staff(db: Database, actor: Staff, form: dict, allowed_grants: set[str] =
     role = _role(form.get("role"))
     passcode = parse_passcode(form.get("passcode"), role)
     grants = _grants(form.get("grants"), allowed_grants)
+    hashed = hash_passcode(passcode)  # before the write transaction: no writer waits for the hashing
 
     def do(s: Session):
         if s.scalar(select(Staff.id).where(Staff.event_id == actor.event_id, Staff.name == name)):
@@ -325,7 +327,7 @@ def add_staff(db: Database, actor: Staff, form: dict, allowed_grants: set[str] =
             event_id=actor.event_id,
             name=name,
             role=role,
-            passcode_hash=hash_passcode(passcode),
+            passcode_hash=hashed,
             grants=grants,
         )
         s.add(st)
@@ -554,6 +556,7 @@ def join(db: Database, event_id: int, secret: object, name: object) -> Staff:
     The link is used up in the same transaction, so two phones racing for one link make one member."""
     name = clean_text(name, "名前", 60)
     join_link(db, event_id, secret)
+    hashed = hash_passcode(secrets.token_urlsafe(32))  # before the write transaction (see add_staff)
 
     def do(s: Session):
         link = s.scalar(select(JoinLink).where(JoinLink.token_hash == token_hash(secret)).with_for_update())
@@ -567,7 +570,7 @@ def join(db: Database, event_id: int, secret: object, name: object) -> Staff:
             name=name,
             role=link.role,
             grants=[],
-            passcode_hash=hash_passcode(secrets.token_urlsafe(32)),
+            passcode_hash=hashed,
         )
         s.add(st)
         s.flush()
