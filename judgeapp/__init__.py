@@ -164,6 +164,25 @@ def _security_headers(app: Flask) -> None:
         return response
 
 
+def _session_interface():
+    """Flask's signed-cookie sessions, with the signing serializer made once per key (Flask builds a new one,
+    with its signer, at every request, to open the session even when the request carries no cookie: every
+    API call). A changed SECRET_KEY or SECRET_KEY_FALLBACKS makes a new one."""
+    from flask.sessions import SecureCookieSessionInterface
+
+    class Sessions(SecureCookieSessionInterface):
+        _made: tuple | None = None
+
+        def get_signing_serializer(self, app):
+            keys = (app.secret_key, tuple(app.config["SECRET_KEY_FALLBACKS"] or ()))
+            made = self._made
+            if made is None or made[0] != keys:
+                made = self._made = (keys, super().get_signing_serializer(app))
+            return made[1]
+
+    return Sessions()
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the app: defaults, then instance config (or the test mapping), then the library, then blueprints."""
     app = Flask(
@@ -172,6 +191,7 @@ def create_app(test_config: dict | None = None) -> Flask:
     load_settings(app, test_config)
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(app.instance_path)
+    app.session_interface = _session_interface()
     app.json = DepthLimitedJSON(app)
     app.json.ensure_ascii = False
     if app.config.get("TRUST_PROXY"):  # behind one reverse proxy that sets X-Forwarded-* (docs/deploy.md)

@@ -738,3 +738,54 @@ def test_a_failed_write_on_the_requests_connection_leaves_nothing_and_the_connec
             db.write_core(fail)
         assert s.execute(text("SELECT count(*) FROM audit")).scalar() == before
         assert db.write_core(lambda conn: conn.execute(text("SELECT 1")).scalar()) == 1
+
+
+def test_run_binds_and_reads_as_sqlalchemy_does(ev, db_app):
+    """`db.run` (the recording's statements sent on the driver's cursor, compiled once) answers as
+    `conn.execute` does (it sends no BEGIN of its own: the recording runs it inside its BEGIN): JSON and
+    datetimes bound and read back the same, the statement's own literals bound,
+    the engine's statement events called, and a constraint's error raised as SQLAlchemy's (the transaction
+    still usable for its ROLLBACK)."""
+    from datetime import UTC, datetime
+
+    from sqlalchemy import event as sa_event
+    from sqlalchemy import insert, select
+    from sqlalchemy.exc import IntegrityError
+
+    from judgeapp.events.db import run
+    from judgeapp.events.models import AuditEntry, Player
+
+    db = db_app.extensions["judgeapp.db"]
+    audit = AuditEntry.__table__
+    ins = insert(audit).returning(audit.c.id, audit.c.detail, audit.c.created_at)
+    pick = select(audit.c.detail, audit.c.created_at, audit.c.id + 1)
+    eid = ev["org"].event_id
+    at = datetime(2026, 12, 1, 9, 30, 15, 123456, tzinfo=UTC)
+    values = {
+        "event_id": eid,
+        "staff_id": None,
+        "action": "test",
+        "target": "run",
+        "detail": {"日本語": [1, None, "x"]},
+        "created_at": at,
+    }
+    seen = []
+    with db.engine.connect() as conn:
+        sa_event.listen(conn, "before_cursor_execute", lambda *a: seen.append(a[2].split()[0]))
+        ((rid, detail, created),) = run(conn, ins, values)
+        assert detail == {"日本語": [1, None, "x"]}
+        (expected,) = conn.execute(pick.where(audit.c.id == rid)).all()
+        assert run(conn, pick.where(audit.c.id == rid), {}) == [tuple(expected)]
+        assert expected[0] == detail and expected[2] == rid + 1  # the statement's literal 1, bound once
+        assert created.replace(tzinfo=None) == expected[1].replace(tzinfo=None) == at.replace(tzinfo=None)
+        dup = insert(Player.__table__).returning(Player.__table__.c.id)
+        row = {"id": ev["player"], "event_id": eid, "number": "9", "name": "x", "penalty_count": 0}
+        row["standing_tally"], row["created_at"] = None, at
+        with pytest.raises(IntegrityError):
+            run(conn, dup, row)  # the player's id is taken
+        conn.rollback()
+        assert [s for s in seen if s != "BEGIN"][:3] == ["INSERT", "SELECT", "SELECT"]
+        assert seen.count("INSERT") == 2
+    # an INSERT missing a column with a Python default
+    with pytest.raises(ValueError, match="defaults"), db.engine.connect() as conn:
+        run(conn, ins, {k: v for k, v in values.items() if k != "created_at"})

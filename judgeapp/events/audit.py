@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session
 
-from .db import Database
+from .db import Database, run
 from .models import AuditEntry, Staff, utcnow
 
 
@@ -25,7 +25,8 @@ def audit(s: Session, event_id: int, staff: Staff | None, action: str, target: s
 def audit_row(s: Session, event_id: int, staff: Staff | None, action: str, target: str, **detail) -> None:
     """`audit` as one INSERT on the transaction's connection (a Session's or a Core Connection), without the
     ORM's unit of work (recording)."""
-    (s.connection() if isinstance(s, Session) else s).execute(
+    run(
+        s.connection() if isinstance(s, Session) else s,
         _INSERT,
         {
             "event_id": event_id,

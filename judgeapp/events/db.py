@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from sqlalchemy import create_engine, event
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import DBAPIError, DisconnectionError, IntegrityError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -215,10 +215,10 @@ class Database:
         connection found dead is dropped with the session's state, so that the retry checks out a new one."""
         conn = session.connection()
         try:
-            conn.exec_driver_sql("BEGIN IMMEDIATE" if self.is_sqlite else "BEGIN")
+            run_sql(conn, "BEGIN IMMEDIATE" if self.is_sqlite else "BEGIN")
             yield conn
             if commit:
-                conn.exec_driver_sql("COMMIT")
+                run_sql(conn, "COMMIT")
         except BaseException:
             if conn.invalidated:
                 session.rollback()
@@ -279,6 +279,19 @@ class Database:
                 s.rollback()
                 return s.scalar(stmt, params)
 
+    def first_rows(self, stmt: Executable, params: dict, build: Callable[[Session, list[tuple]], T]) -> T:
+        """`first_read` for a Core statement (`run`: no ORM load): `build(session, rows)` makes the answer
+        while the reading session is open (to attach what it loaded, see `attach`)."""
+        with self.reader() as s:
+            try:
+                rows = run(s.connection(), stmt, params)
+            except DBAPIError as exc:
+                if not exc.connection_invalidated:
+                    raise
+                s.rollback()
+                rows = run(s.connection(), stmt, params)
+            return build(s, rows)
+
     def end_read(self) -> None:
         """Return the request's read connection to the pool; the objects it loaded stay usable, and the next
         read sees the latest commits."""
@@ -294,6 +307,129 @@ class Database:
 
 
 _COMPILED: dict = {}
+
+
+def transient(cls: type, **values: Any) -> Any:
+    """A new mapped object holding `values` (columns and relationships), as `cls(**values)` would make it but
+    without the ORM's per-attribute events: for an object that is only read (an answer), never added to a
+    session."""
+    obj = cls.__mapper__.class_manager.new_instance()
+    obj.__dict__.update(values)
+    return obj
+
+
+def attach(session: Session, cls: type, values: dict, related: dict | None = None) -> Any:
+    """The mapped object of one row read by `run` (`values`: every column attribute's value), as an ORM load
+    would give it: the session's own object of that identity if it has one, else a new one in the session,
+    persistent and unchanged (no SQL, nothing to flush), its relationships in `related` loaded. Cheaper than
+    the ORM's load of a row (no loading context, no row processors built per statement)."""
+    mapper = cls.__mapper__
+    key = mapper.identity_key_from_primary_key(tuple(values[c.key] for c in mapper.primary_key))
+    found = session.identity_map.get(key)
+    if found is not None:
+        return found
+    obj = mapper.class_manager.new_instance()
+    obj.__dict__.update(values)
+    if related:
+        obj.__dict__.update(related)
+    make_transient_to_detached(obj)
+    session.add(obj)
+    return obj
+
+
+class _Plan:
+    """A statement built once (a module constant), compiled once for a dialect and a set of parameter names:
+    its SQL, how its parameters are bound (SQLAlchemy's own bind processors) and how its rows are read (its
+    result processors)."""
+
+    __slots__ = ("stmt", "sql", "processors", "constants", "names", "results")
+
+    def __init__(self, stmt: Executable, dialect: Any, params: dict):
+        self.stmt = stmt  # kept alive: the cache is keyed on its id
+        keys = tuple(sorted(params))
+        compiled = stmt.compile(dialect=dialect, column_keys=list(keys))
+        self.sql = compiled.string
+        self.processors = compiled._bind_processors
+        # the statement's own values (literals SQLAlchemy binds as parameters), bound once
+        self.constants = {
+            k: (self.processors[k](v) if k in self.processors else v)
+            for k, v in compiled.construct_params(params).items()
+            if k not in params
+        }
+        self.names = compiled.positiontup if compiled.positional else None
+        self.results = [e.type._cached_result_processor(dialect, None) for e in compiled._result_columns]
+        if not any(self.results):
+            self.results = None
+        self._check(compiled, keys)
+
+    @staticmethod
+    def _check(compiled: Any, keys: tuple) -> None:
+        # An INSERT gets every column's value from the caller: SQLAlchemy fills a Python-side default at
+        # execution, which this path does not do.
+        table = getattr(compiled.statement, "table", None)
+        if compiled.isinsert and table is not None:
+            missing = [c.name for c in table.c if c.default is not None and c.key not in keys]
+            if missing:
+                raise ValueError(f"run(): no value for {missing} (Python-side defaults are not applied)")
+
+
+_PLANS: dict = {}
+
+
+def run(conn: Connection, stmt: Executable, params: dict | None = None) -> list[tuple]:
+    """`conn.execute(stmt, params).all()` for a statement built once, without SQLAlchemy's per-execution
+    layers (the statement's cache key, the execution context, the result object): compiled once per dialect
+    and parameter names, its parameters bound by SQLAlchemy's processors, sent on the driver's cursor. What
+    SQLAlchemy does around a statement still happens: the engine's `before_cursor_execute` and
+    `after_cursor_execute` listeners are called, and an error comes back as SQLAlchemy's, a lost connection
+    invalidated (`connection_invalidated`), as `conn.execute` would. Rows are plain tuples, read by the
+    columns' result processors (JSON, datetimes on SQLite). Unlike `conn.execute`, it begins no transaction
+    (SQLAlchemy's autobegin is not asked): the connections run in the driver's autocommit mode, so a write
+    goes inside a transaction begun on the connection (`write_core`'s BEGIN), a read runs on its own."""
+    params = params or {}
+    keys = tuple(sorted(params))
+    key = (id(stmt), keys, conn.dialect)
+    plan = _PLANS.get(key)
+    if plan is None or plan.stmt is not stmt:
+        plan = _PLANS[key] = _Plan(stmt, conn.dialect, params)
+    processors = plan.processors
+    bound = {k: (processors[k](v) if k in processors else v) for k, v in params.items()}
+    if plan.constants:
+        bound.update(plan.constants)
+    args = tuple(bound[n] for n in plan.names) if plan.names is not None else bound
+    rows = _send(conn, plan.sql, args)
+    results = plan.results
+    if results is None or not rows:
+        return rows
+    return [tuple(f(v) if f is not None else v for f, v in zip(results, row, strict=True)) for row in rows]
+
+
+def run_sql(conn: Connection, sql: str) -> None:
+    """`conn.exec_driver_sql(sql)` for a statement without parameters (BEGIN, COMMIT), the same way as `run`."""
+    _send(conn, sql, None)
+
+
+def _send(conn: Connection, sql: str, args: Any) -> list[tuple]:
+    dbapi_conn = conn.connection.dbapi_connection
+    events = conn._has_events or conn.engine._has_events
+    cursor = None
+    try:
+        cursor = dbapi_conn.cursor()
+        if events:
+            conn.dispatch.before_cursor_execute(conn, cursor, sql, args, None, False)
+        if args is None:
+            cursor.execute(sql)
+        else:
+            cursor.execute(sql, args)
+        if events:
+            conn.dispatch.after_cursor_execute(conn, cursor, sql, args, None, False)
+        rows = cursor.fetchall() if cursor.description is not None else []
+        cursor.close()
+        return rows
+    except BaseException as exc:
+        conn._handle_dbapi_exception(exc, sql, args, cursor, None)
+
+
 # Set by `Database._retrying` for each try: `commit` and `commit_with` note in it that the transaction's own
 # COMMIT went out, so that a connection lost from then on is not taken for one lost before anything was written.
 _COMMIT_SENT: ContextVar[list | None] = ContextVar("judgeapp_commit_sent", default=None)
@@ -309,7 +445,7 @@ def commit(conn: Connection) -> None:
     """COMMIT sent by the transaction's own code (`write_core(commits=True)`): once sent, a lost connection is
     retried only when the write replays (`write_core(replays=True)`)."""
     _note_commit()
-    conn.exec_driver_sql("COMMIT")
+    run_sql(conn, "COMMIT")
 
 
 def commit_with(conn: Connection, stmt: Executable, params: dict) -> Any:

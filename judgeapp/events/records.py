@@ -45,7 +45,7 @@ from ..errors import ConflictError, JudgeappError
 from ..policy import ENGINE_VERSION, Consequence, Level, Policies, Policy, Standing, Step, Tally, standing
 from . import live
 from .audit import audit, audit_row
-from .db import Database, commit, commit_with
+from .db import Database, commit, commit_with, run, transient
 from .models import Appeal, AuditEntry, Decision, Event, Penalty, Player, Staff, Void, utcnow
 from .parsing import clean_text, parse_id, parse_int
 from .permissions import check_grant, require
@@ -536,23 +536,23 @@ def record_penalty(
     )
 
     def made(rid: int, values: dict, number: str, name: str, st: Standing) -> NewRecord:
-        pl = Player(id=pid, event_id=ev.id, number=number, name=name, penalty_count=values["seq"])
-        p = Penalty(id=rid, **values)
-        p.player, p.judge = pl, actor
+        # the answer's objects, never added to a session: made without the ORM's attribute events
+        pl = transient(Player, id=pid, event_id=ev.id, number=number, name=name, penalty_count=values["seq"])
+        p = transient(Penalty, id=rid, **values, player=pl, judge=actor)
         return NewRecord(RecordView(penalty=p), _record_of(pl, [], st))
 
     def do(conn: Connection) -> tuple[NewRecord, list]:
         pending: list = []  # the desks' announcements (SQLite: handed over after commit)
         # Lock the player's row and bump their count in one statement (FOR UPDATE's lock, taken by UPDATE on
         # PostgreSQL; on SQLite the transaction began with BEGIN IMMEDIATE); it gives the kept tally too.
-        row = conn.execute(_BUMP, {"pid": pid, "eid": ev.id}).first()
-        if row is None:
+        rows = run(conn, _BUMP, {"pid": pid, "eid": ev.id})
+        if not rows:
             raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
-        seq, number, name, kept, corrections = row
+        seq, number, name, kept, corrections = rows[0]
         if f["key"]:
-            done = conn.execute(_BY_KEY, {"judge": actor.id, "key": f["key"]}).scalar()
-            if done is not None:
-                raise _Replay(done)  # rolls back the bump; the earlier record is answered below
+            done = run(conn, _BY_KEY, {"judge": actor.id, "key": f["key"]})
+            if done:
+                raise _Replay(done[0][0])  # rolls back the bump; the earlier record is answered below
         start = _kept_tally(kept, version, seq - 1, corrections)
         if start is not None:  # this record added to the tally of the earlier ones (no history read)
             st, before = _added(policy, start, item.id if counted else None)
@@ -582,9 +582,9 @@ def record_penalty(
                 return made(rid, values, number, name, st), pending
             rid = conn.execute(_INSERT_AUDITED, params).scalar_one()
         else:
-            rid = conn.execute(_INSERT, values).scalar_one()
+            rid = run(conn, _INSERT, values)[0][0]
             audit_row(conn, ev.id, actor, action, f"penalty:{rid}", **audited)
-            conn.execute(_KEEP, {"tally_player": pid, "tally": tally})
+            run(conn, _KEEP, {"tally_player": pid, "tally": tally})
             live.announce_core(conn, pending, ev.id, "record", record=rid)
         live.note_status(conn, ev.id, actor, pid, before, st.removed, action, rid, pending)
         if channel is not None:

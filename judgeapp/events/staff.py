@@ -15,13 +15,13 @@ import secrets
 from datetime import date, timedelta
 
 from sqlalchemy import bindparam, func, select
-from sqlalchemy.orm import Session, joinedload
+from sqlalchemy.orm import Session
 from werkzeug.security import check_password_hash, generate_password_hash
 
 from ..errors import JudgeappError
 from ..policy import Policies
 from .audit import audit
-from .db import Database
+from .db import Database, attach
 from .models import LEVELS, ROLES, Event, JoinLink, Penalty, SigninThrottle, Staff, utcnow
 from .parsing import clean_text, parse_bool, parse_id, parse_int, parse_passcode
 from .permissions import require
@@ -69,9 +69,25 @@ def token_hash(token: str) -> str:
 # --- the acting member --------------------------------------------------------------------------------
 
 
-# Built once (the acting check runs on every request): the member with their event, by id or by token hash.
-_BY_ID = select(Staff).options(joinedload(Staff.event)).where(Staff.id == bindparam("id"))
-_BY_TOKEN = select(Staff).options(joinedload(Staff.event)).where(Staff.token_hash == bindparam("hash"))
+# Built once (the acting check runs on every request): the member with their event, by id or by token hash,
+# one row read without the ORM's load (`db.run`) and made into the session's Staff and Event (`db.attach`).
+_STAFF, _EVENTS = Staff.__table__, Event.__table__
+_STAFF_KEYS = [Staff.__mapper__.get_property_by_column(c).key for c in _STAFF.c]
+_EVENT_KEYS = [Event.__mapper__.get_property_by_column(c).key for c in _EVENTS.c]
+_MEMBER = select(*_STAFF.c, *_EVENTS.c).select_from(
+    _STAFF.outerjoin(_EVENTS, _STAFF.c.event_id == _EVENTS.c.id)
+)
+_BY_ID = _MEMBER.where(_STAFF.c.id == bindparam("id"))
+_BY_TOKEN = _MEMBER.where(_STAFF.c.token_hash == bindparam("hash"))
+
+
+def _acting_row(s: Session, rows: list[tuple]) -> Staff | None:
+    if not rows:
+        return None
+    row, n = rows[0], len(_STAFF_KEYS)
+    ev_values = dict(zip(_EVENT_KEYS, row[n:], strict=True))
+    ev = attach(s, Event, ev_values) if ev_values["id"] is not None else None
+    return attach(s, Staff, dict(zip(_STAFF_KEYS, row[:n], strict=True)), {"event": ev})
 
 
 def _may_act(row: Staff | None) -> bool:
@@ -83,7 +99,9 @@ def acting_staff_by_session(db: Database, staff_id: object, version: object) -> 
     sid = parse_id(staff_id)
     if sid < 0 or isinstance(version, bool) or not isinstance(version, int):
         return None
-    row = db.first_read(_BY_ID, {"id": sid})  # the member and their event (the page reads the event next)
+    row = db.first_rows(
+        _BY_ID, {"id": sid}, _acting_row
+    )  # the member and their event (the page reads it next)
     return row if _may_act(row) and row.session_version == version else None
 
 
@@ -91,7 +109,7 @@ def acting_staff_by_token(db: Database, token: object) -> Staff | None:
     """The owner of an API token, if they are active and the token has neither expired nor been revoked."""
     if not isinstance(token, str) or not token or len(token) > 200:
         return None
-    row = db.first_read(_BY_TOKEN, {"hash": token_hash(token)})
+    row = db.first_rows(_BY_TOKEN, {"hash": token_hash(token)}, _acting_row)
     if not _may_act(row):
         return None
     expires = aware(row.token_expires_at)
@@ -170,6 +188,7 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
     organizer = clean_text(form.get("organizer"), "主催者の名前", 60)
     passcode = parse_passcode(form.get("passcode"), "organizer")
     token = secrets.token_urlsafe(32)
+    hashed = hash_passcode(passcode)  # before the write transaction: no writer waits for the hashing
 
     def do(s: Session):
         ev = Event(game=game, **fields)
@@ -179,7 +198,7 @@ def create_event(db: Database, policies: Policies, form: dict) -> tuple[Event, S
             event_id=ev.id,
             name=organizer,
             role="organizer",
-            passcode_hash=hash_passcode(passcode),
+            passcode_hash=hashed,
             token_hash=token_hash(token),
             token_expires_at=utcnow() + TOKEN_LIFETIME,
             grants=[],
@@ -299,6 +318,7 @@ def add_staff(db: Database, actor: Staff, form: dict, allowed_grants: set[str] =
     role = _role(form.get("role"))
     passcode = parse_passcode(form.get("passcode"), role)
     grants = _grants(form.get("grants"), allowed_grants)
+    hashed = hash_passcode(passcode)  # before the write transaction: no writer waits for the hashing
 
     def do(s: Session):
         if s.scalar(select(Staff.id).where(Staff.event_id == actor.event_id, Staff.name == name)):
@@ -307,7 +327,7 @@ def add_staff(db: Database, actor: Staff, form: dict, allowed_grants: set[str] =
             event_id=actor.event_id,
             name=name,
             role=role,
-            passcode_hash=hash_passcode(passcode),
+            passcode_hash=hashed,
             grants=grants,
         )
         s.add(st)
@@ -536,6 +556,7 @@ def join(db: Database, event_id: int, secret: object, name: object) -> Staff:
     The link is used up in the same transaction, so two phones racing for one link make one member."""
     name = clean_text(name, "名前", 60)
     join_link(db, event_id, secret)
+    hashed = hash_passcode(secrets.token_urlsafe(32))  # before the write transaction (see add_staff)
 
     def do(s: Session):
         link = s.scalar(select(JoinLink).where(JoinLink.token_hash == token_hash(secret)).with_for_update())
@@ -549,7 +570,7 @@ def join(db: Database, event_id: int, secret: object, name: object) -> Staff:
             name=name,
             role=link.role,
             grants=[],
-            passcode_hash=hash_passcode(secrets.token_urlsafe(32)),
+            passcode_hash=hashed,
         )
         s.add(st)
         s.flush()
