@@ -626,7 +626,10 @@ class Lookup:
                 surfaces.append(w.surface)
                 origin.append(w)
                 continue
-            alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
+            # a compound verb's short units are other verbs, not its parts (持ち掛ける is no 掛ける: 時間をかける;
+            # 持ち帰る no 帰る: a drop); a compound noun's are (デッキケース: デッキ, ケース)
+            parts = () if w.verb else tuple(x for x in w.parts if len(x) > 1)
+            alts = tuple(dict.fromkeys(w.forms + parts))
             if is_kana(w.surface) and len(w.reading) >= 2:
                 alts += ("r:" + w.reading,)
             if w.forms[0] in COUNTERS:
