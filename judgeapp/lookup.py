@@ -77,7 +77,7 @@ NONE_THRESHOLD_WORDS = 0.38
 # Or a long story of which the answer's evidence holds much, not most: at least NONE_MASS_FLOOR of it, two or
 # more of the judge's words, and found words whose rarity (idf) adds up to NONE_MASS (about two rare words and
 # a common one); the share alone holds a long story to a bar a short one passes with one word.
-NONE_MASS = 12.0
+NONE_MASS = 24.0
 NONE_MASS_FLOOR = 0.2
 NONE_MASS_WORDS = 2
 RRF_K = 1.0
@@ -87,7 +87,11 @@ WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
 # A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
-OPEN_RE = re.compile(r"(こと|場合)が(でき|あり)ます|ことができ|できる|構いません|判断")
+# What leaves a decision open: 「できます」「ことがあります」, 出来る (the same verb in kanji: dm-senshu 202
+# 「決めることが出来る」), 「〜てもよい」 (a permission: 201 「１マッチを１ゲームとしてもよい」), 構いません, 判断.
+OPEN_RE = re.compile(
+    r"(こと|場合)が(でき|あり)ます|ことができ|できる|出来る|出来ます|[てで]もよい|構いません|判断"
+)
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
 _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
@@ -96,6 +100,10 @@ QUOTED_WEIGHT = 0.5
 # A light word (`Word.light`: a pronoun, adverb, adnominal, conjunction or a noun standing as an adverb — どっち,
 # もう, ほぼ, 同じ, しかも, いま) tells how or which, not what happened: it weighs LIGHT_WEIGHT in the coverage.
 LIGHT_WEIGHT = 0.5
+# A word's weight in the coverage is its idf to this power: a story's setting words (プレイヤー, 相手, 対戦,
+# デッキ), which most lines hold, weigh less beside the words that say what happened (a long story's many
+# setting words outweighed its one rare word); the nothing-fits mass below is on the same scale.
+IDF_POWER = 1.5
 NONE_MESSAGE = "この文書には、この状況に当てはまる規定が見つかりませんでした。"
 NONE_MESSAGE_ALL = "どのゲームの規定にも、この状況に当てはまるものが見つかりませんでした。"  # `search_all`
 K1, B = 1.2, 0.6
@@ -618,7 +626,10 @@ class Lookup:
                 surfaces.append(w.surface)
                 origin.append(w)
                 continue
-            alts = tuple(dict.fromkeys(w.forms + tuple(x for x in w.parts if len(x) > 1)))
+            # a compound verb's short units are other verbs, not its parts (持ち掛ける is no 掛ける: 時間をかける;
+            # 持ち帰る no 帰る: a drop); a compound noun's are (デッキケース: デッキ, ケース)
+            parts = () if w.verb else tuple(x for x in w.parts if len(x) > 1)
+            alts = tuple(dict.fromkeys(w.forms + parts))
             if is_kana(w.surface) and len(w.reading) >= 2:
                 alts += ("r:" + w.reading,)
             if w.forms[0] in COUNTERS:
@@ -837,7 +848,7 @@ class Lookup:
         for alts, w in words:
             tf = bm.word_tf(alts)
             df = int(np.count_nonzero(tf)) if tf is not None else 0
-            out.append(w * math.log(1 + (bm.n - df + 0.5) / (df + 0.5)))
+            out.append(w * math.log(1 + (bm.n - df + 0.5) / (df + 0.5)) ** IDF_POWER)
         return out
 
     def _coverage(

@@ -121,6 +121,7 @@ class Word:
     # adverb (もう, ほぼ, こう), an adnominal (同じ, どの), a conjunction (しかも), an interjection, a noun that
     # stands as an adverb (いま, 前, 毎回); the situation lookup weighs it less where the text never uses it
     light: bool = False
+    verb: bool = False  # a verb (持ち掛ける: its short units 持つ and 掛ける say less than the compound)
 
 
 class Analyzer:
@@ -256,6 +257,7 @@ class Analyzer:
             synonyms=tuple(dict.fromkeys(groups)),
             aux=aux,
             part_readings=tuple(fold(p.reading_form()) for p in short) if len(parts) > 1 else (),
+            verb=m.part_of_speech()[0] == "動詞",
         )
 
 
