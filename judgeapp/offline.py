@@ -54,11 +54,26 @@ OFFLINE_NONE_THRESHOLD_ONE = 0.60
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
 
 
+def _synonyms_digest() -> str:
+    """The synonym list's bytes (the offline exports are built from it too), read once per change of the file."""
+    path = current_app.config.get("SYNONYMS_PATH") or ""
+    try:
+        return _file_digest(path, Path(path).stat().st_mtime_ns) if path else ""
+    except OSError:
+        return ""
+
+
+@lru_cache(maxsize=8)
+def _file_digest(path: str, mtime_ns: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
 def offline_version() -> str:
-    """Corpus, policies and assets in one string: the cache's name."""
+    """Corpus, policies, the synonym list and assets in one string: the cache's name (a phone keeps its
+    offline exports until it changes)."""
     lib = current_library()
     policies = lib.policies.version if lib.policies else ""
-    raw = f"{lib.corpus.version}|{policies}|{current_assets().digest()}"
+    raw = f"{lib.corpus.version}|{policies}|{current_assets().digest()}|{_synonyms_digest()}"
     return f"{lib.corpus.version}-{hashlib.sha256(raw.encode()).hexdigest()[:10]}"
 
 
@@ -391,28 +406,25 @@ def synonym_terms(
     synonyms: list[tuple[list[str], list[str]]], terms: dict[str, tuple[int, set[str]]]
 ) -> dict[str, tuple[int, set[str]]]:
     """The synonym list's judges' words as evidence terms (the server's lookup reads them as the phrases they
-    stand for): each word found where its phrases are found too (a phrase, or the longest evidence term inside
-    it: 暴力行為 → 暴力), with its own line count if it is a term, else theirs; a word that holds terms of its
-    own is left to them. Offline, 「相手の胸ぐらつかんだ」 then holds
-    胸ぐら where the game's evidence holds 暴力, as the server reads it."""
+    stand for): a word is found where one of its phrases is itself a term of the evidence (胸ぐら where 暴力
+    is, ギャラリー where 観客 is), weighing no more than that phrase (its line count, or the word's own if
+    higher). A phrase is matched whole, never by a word inside it (相手の悪口 is not 相手). A word that holds
+    terms of its own (英語版: 英語) is left to them: read whole, it would change how the browser cuts the story."""
 
-    def inside(f: str) -> str | None:  # the phrase itself, or the longest term inside it
-        if f in terms:
-            return f
-        parts = (f[i:j] for i in range(len(f)) for j in range(i + 2, len(f) + 1) if f[i:j] in terms)
-        return max(parts, key=len, default=None)
+    def holds_terms(k: str) -> bool:
+        return any(k[i:j] in terms for i in range(len(k)) for j in range(i + 2, len(k) + 1) if k[i:j] != k)
 
     out: dict[str, tuple[int, set[str]]] = {}
     for keys, means in synonyms:
-        df, games = 0, set()
-        for hit in filter(None, map(inside, map(fold, means))):
-            df = max(df, terms[hit][0])
-            games |= terms[hit][1]
+        found = [terms[f] for f in map(fold, means) if f in terms]
+        if not found:
+            continue
+        df = max(d for d, _ in found)
+        games = set().union(*(g for _, g in found))
         for k in map(fold, keys):
-            # a word that holds terms of its own (英語版: 英語) is left to them: read whole, it would hide them
-            if games and len(k) > 1 and (k in terms or inside(k) is None):
-                prev = out.get(k) or terms.get(k) or (df, set())
-                out[k] = (prev[0], prev[1] | games)
+            if len(k) > 1 and (k in terms or not holds_terms(k)):
+                own_df, own_games = out.get(k) or terms.get(k) or (df, set())
+                out[k] = (max(own_df, df), own_games | games)
     return out
 
 

@@ -25,6 +25,7 @@ def test_every_query_table_is_listed_once_and_exists():
     assert len(listed) == len(set(listed))
     present = {p.name for p in CASES_DIR.glob("*.yaml")} - OTHER
     assert present == set(listed)
+    assert {t["half"] for kind in load_cases("tables.yaml").values() for t in kind} == {"tune", "report"}
 
 
 def test_a_tool_made_for_tuning_refuses_a_reporting_half():
@@ -37,5 +38,6 @@ def test_a_tool_made_for_tuning_refuses_a_reporting_half():
     assert tables.is_report("situations_none2.yaml")
     assert not tables.is_report("situations_none.yaml")
     assert not tables.is_report("search_unseen_tune8.yaml")
-    assert tables.is_report("situations_report99.yaml")  # not listed yet: its name says so
+    assert tables.is_report("situations_report99.yaml")  # not listed: refused, whatever its name
+    assert tables.is_report("search_unseen_b10.yaml")
     assert set(tables.tuning("search")).isdisjoint(tables.reporting("search"))

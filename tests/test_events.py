@@ -518,3 +518,24 @@ def test_lone_surrogates_get_a_message(client):
     )
     # The broken character is a name like any other: the deck is checked and the card counted.
     assert resp.status_code == 200 and resp.get_json()["cards"] == 1
+
+
+def test_two_organizers_adding_one_name_at_once_get_201_and_409(db_app):
+    """Both pass the name check; the loser's INSERT meets staff_name_unique and is retried, which then sees the
+    other's row: 409, never a 500 (PostgreSQL answered 500 before)."""
+    org = make_event(db_app.test_client())
+    for i in range(6):
+        barrier, out = threading.Barrier(2), []
+
+        def add(i=i, barrier=barrier, out=out):
+            api = Api(db_app.test_client(), org.event_id, org.token)
+            barrier.wait()
+            body = {"name": f"同名{i}", "role": "floor_judge", "passcode": "floor-passcode-1", "grants": []}
+            out.append(api.post("/staff", body).status_code)
+
+        threads = [threading.Thread(target=add) for _ in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert sorted(out) == [201, 409], out

@@ -4,6 +4,7 @@ compact index export, the manifest, compression and caching headers, and the dec
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from urllib.parse import parse_qsl
 
 import pytest
@@ -151,3 +152,17 @@ def test_the_synonym_lists_words_are_evidence_where_their_phrases_are(client):
         "ギャラリー"
     )  # 観客 in ijinden's text; the word itself only in tcg-taikai's evidence
     assert "英語版" not in none["terms"] and "英語" in none["terms"]
+
+
+def test_a_change_of_the_synonym_list_is_a_new_offline_version(app, tmp_path):
+    """The offline exports are built from the synonym list too: a phone keeps them until the version
+    (the cache's name, in sw.js) changes, so the version follows the list's bytes."""
+    from judgeapp.offline import offline_version
+
+    with app.app_context():
+        before = offline_version()
+        edited = tmp_path / "synonyms.yaml"
+        extra = b"- words: [x1]\n  means: [x2]\n"
+        edited.write_bytes(Path(app.config["SYNONYMS_PATH"]).read_bytes() + extra)
+        app.config["SYNONYMS_PATH"] = str(edited)
+        assert offline_version() != before

@@ -42,12 +42,15 @@ T = TypeVar("T")
 
 MIGRATIONS = Path(__file__).resolve().parent.parent / "migrations"
 # Unique indexes two concurrent writers can both pass the check for; the retry then sees the other's row: a
-# player's next seq, and one judge's Idempotency-Key (used at once for two players: 422 on the retry).
+# player's next seq, one judge's Idempotency-Key (used at once for two players: 422 on the retry), and a staff
+# member's name in an event (two organizers adding one name, two phones joining as one: 409 on the retry).
 RETRYABLE_CONSTRAINTS = (
     "penalty_player_seq_unique",
     "penalties.player_id, penalties.seq",
     "penalty_idempotency_unique",
     "penalties.judge_id, penalties.idempotency_key",
+    "staff_name_unique",
+    "staff.event_id, staff.name",
 )
 
 
