@@ -377,6 +377,9 @@ class _Plan:
 
 
 _PLANS: dict = {}
+# The statements run() is made for are built once, at import; a caller building one per call would only fill
+# this: past the bound, the plans are made again.
+_MAX_PLANS = 512
 
 
 def run(conn: Connection, stmt: Executable, params: dict | None = None) -> list[tuple]:
@@ -394,6 +397,8 @@ def run(conn: Connection, stmt: Executable, params: dict | None = None) -> list[
     key = (id(stmt), keys, conn.dialect)
     plan = _PLANS.get(key)
     if plan is None or plan.stmt is not stmt:
+        if len(_PLANS) >= _MAX_PLANS:
+            _PLANS.clear()
         plan = _PLANS[key] = _Plan(stmt, conn.dialect, params)
     processors = plan.processors
     bound = {k: (processors[k](v) if k in processors else v) for k, v in params.items()}
