@@ -269,22 +269,11 @@ class Database:
             if own_connection:
                 self.end_read()
 
-    def first_read(self, stmt: Executable, params: dict) -> Any:
-        """`reader().scalar(stmt, params)` for a request's first statement (the acting member), once more on
-        a new connection if the pooled one turns out dead (the server ended it a moment before the checkout
-        looked: see `_ping`)."""
-        with self.reader() as s:
-            try:
-                return s.scalar(stmt, params)
-            except DBAPIError as exc:
-                if not exc.connection_invalidated:
-                    raise
-                s.rollback()
-                return s.scalar(stmt, params)
-
     def first_rows(self, stmt: Executable, params: dict, build: Callable[[Session, list[tuple]], T]) -> T:
-        """`first_read` for a Core statement (`run`: no ORM load): `build(session, rows)` makes the answer
-        while the reading session is open (to attach what it loaded, see `attach`)."""
+        """A request's first statement (the acting member), run by `run` (no ORM load), once more on a new
+        connection if the pooled one turns out dead (the server ended it a moment before the checkout looked:
+        see `_ping`); `build(session, rows)` makes the answer while the reading session is open (to attach what
+        it loaded, see `attach`)."""
         with self.reader() as s:
             try:
                 rows = run(s.connection(), stmt, params)

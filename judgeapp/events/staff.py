@@ -99,9 +99,8 @@ def acting_staff_by_session(db: Database, staff_id: object, version: object) -> 
     sid = parse_id(staff_id)
     if sid < 0 or isinstance(version, bool) or not isinstance(version, int):
         return None
-    row = db.first_rows(
-        _BY_ID, {"id": sid}, _acting_row
-    )  # the member and their event (the page reads it next)
+    # the member and their event (the page reads the event next)
+    row = db.first_rows(_BY_ID, {"id": sid}, _acting_row)
     return row if _may_act(row) and row.session_version == version else None
 
 
