@@ -86,9 +86,9 @@ COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
-# A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」「構いません」「判断」.
-# What leaves a decision open: 「できます」「ことがあります」, 出来る (the same verb in kanji: dm-senshu 202
-# 「決めることが出来る」), 「〜てもよい」 (a permission: 201 「１マッチを１ゲームとしてもよい」), 構いません, 判断.
+# A section's line that leaves the decision open: 「できます」「ことがあります」「場合があります」, 出来る (the same
+# verb in kanji: dm-senshu 202 「決めることが出来る」), 「〜てもよい」 (a permission: 201 「１マッチを１ゲームとしても
+# よい」), 「構いません」, 「判断」.
 OPEN_RE = re.compile(
     r"(こと|場合)が(でき|あり)ます|ことができ|できる|出来る|出来ます|[てで]もよい|構いません|判断"
 )
