@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import threading
 from pathlib import Path
 
@@ -22,6 +23,10 @@ from judgeapp.yamlload import load_yaml
 
 SEEDS_DIR = Path(os.environ.get("JUDGEAPP_SEEDS", ROOT.parent / "shared" / "seeds"))
 CASES_DIR = Path(__file__).parent / "cases"
+# The query tables and their halves (tests/cases/tables.yaml), read as the benches read them.
+sys.path.insert(0, str(ROOT / "bench"))
+import tables  # noqa: E402, F401  (the tests import it from here)
+
 # A made-up game added by data alone (docs/add-a-game.md), loaded by every test app beside the real games.
 FIXTURES = Path(__file__).parent / "fixtures"
 FIXTURE_SOURCES = FIXTURES / "sources"
@@ -46,11 +51,6 @@ def form_post(client, url: str, data: dict, page: str | None = None, **kw):
 
 def load_cases(name: str):
     return load_yaml(CASES_DIR / name)
-
-
-def tuning_tables(kind: str) -> list[str]:
-    """The tuning halves of a kind of table (search, situations, none), as tests/cases/tables.yaml lists them."""
-    return [t["file"] for t in load_cases("tables.yaml")[kind] if t["half"] == "tune"]
 
 
 @pytest.fixture(scope="session")

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import load_cases, tuning_tables
+from .conftest import load_cases, tables
 
 pytestmark = pytest.mark.browser
 AXE = Path(__file__).parent / "vendor" / "axe.min.js"
@@ -151,7 +151,7 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
                 "game": c.get("game"),
                 "server_none": lib.lookup.search(c["q"], game=c["game"]).none,
             }
-            for t in tuning_tables("situations")
+            for t in tables.tuning("situations")
             for c in load_cases(t)
         ]
         + [
