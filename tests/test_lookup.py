@@ -215,6 +215,11 @@ def test_an_upgrade_to_one_level_answers_that_level_left_to_the_judge(client):
     rule = next(r for r in body["results"] if r["id"] == "ijinden/rule:caution-upgrade")
     assert rule["penalty"] == "警告" and rule["discretion"] and rule["penalty_options"] == ["警告"]
     assert "ijinden/floor-rules/ch10-1" in rule["citations"]
+    # the page says the level too, as the API does, and that the upgrade is the judge's
+    html = client.get("/wizard/ijinden", query_string={"q": "注意を何回も受けている"}).get_data(as_text=True)
+    assert '<span class="badge">警告</span> 格上げはジャッジの判断' in html
+    html = client.get("/wizard/ijinden", query_string={"q": "警告を何回も受けている"}).get_data(as_text=True)
+    assert '<span class="badge">敗北または失格</span> 格上げはジャッジの判断' in html
 
 
 # How a judge tells a story: each row's section is where the text says it, `word` the text's own word there.
