@@ -288,7 +288,9 @@
         var found = null;
         for (var j = Math.min(s.length, i + 16); j > i; j--) {
           var piece = s.slice(i, j);
-          if ((j - i > 1 || !isKana(piece)) && !(isKana(piece) && hiragana(i, j)) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
+          /* ... but a chunk's first word is no grammar: うしろの人 begins with the text's 後ろ, read by its reading */
+          var lead = i === 0 && j - i > 2 && ev.terms["r:" + piece];
+          if ((j - i > 1 || !isKana(piece)) && (lead || !(isKana(piece) && hiragana(i, j))) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
         }
         if (found) {
           flush(i);
