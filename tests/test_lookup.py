@@ -66,18 +66,20 @@ def test_lookup_on_the_seventh_writers_tuning_half(client):
     covers more of the story, 81.7% / 69.0% here, 81.7% / 70.4% in the bench: the test app carries the
     fixture game, whose text moves the words' rarity; 2026-12-02, with the idf to the power 1.5 and a compound
     verb's short units left out, 80.3% / 69.0% here, 80.3% / 69.0% in the bench: one row each, for the ninth
-    and eighth writers' gains), not to the other tables' bars: its stories are told in words the texts do not
-    use (see docs/infractions.md)."""
+    and eighth writers' gains; with ごまかす・悪質・同じ名前 in the synonyms, 81.7% / 71.8% here and in the bench),
+    not to the other tables' bars: its stories are told in words the texts do not use (see
+    docs/infractions.md)."""
     first, top3, n = _score(client, load_cases(TUNE4))
-    assert top3 / n >= 0.802 and first / n >= 0.69, (top3, first, n)
+    print(f"\n{TUNE4}: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= 0.816 and first / n >= 0.718, (top3, first, n)
 
 
 @pytest.mark.parametrize(
     ("table", "bars"),
     [
         # the eighth writer's tuning half, never read (the fifth pass validated on its figure): 78.9 / 68.4 in
-        # the bench before it, 84.2 / 72.4 after
-        ("situations_tune8.yaml", (0.84, 0.72)),
+        # the bench before it, 84.2 / 72.4 after; 85.5 / 72.4 with ごまかす・悪質 in the synonyms (the sixth pass)
+        ("situations_tune8.yaml", (0.855, 0.72)),
         # the ninth writer's, the fifth pass tuned on it: 73.0 / 62.9 before, 78.7 / 68.5 after in the bench
         # (77.5 / 67.4 here: the test app carries the fixture game, whose text moves the words' rarity)
         ("situations_tune9.yaml", (0.775, 0.674)),
