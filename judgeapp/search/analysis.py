@@ -166,7 +166,7 @@ class Analyzer:
     def words(self, text: str) -> list[Word]:
         out: list[Word] = []
         memo = self._memo
-        pos_kind = self._pos_kind
+        pos_kind, kinds = self._pos_kind, self._pos
         for line in text.splitlines():
             for start in range(0, len(line), 4000):  # Sudachi limits one input's size
                 chunk = line[start : start + 4000]
@@ -174,7 +174,8 @@ class Analyzer:
                     with self._lock:
                         before = None  # (surface, kind) of the morpheme before
                         for m in self._tokenizer.tokenize(chunk):
-                            kind = pos_kind(m)
+                            pid = m.part_of_speech_id()
+                            kind = kinds.get(pid) or pos_kind(m)  # (`_pos_kind`, its memo read here)
                             surface = m.surface()
                             if not kind[0]:
                                 # _is_aux, from the part-of-speech kinds (see `Word.aux`)
@@ -190,15 +191,22 @@ class Analyzer:
                                 )
                                 # a suffix after a word (後 in マッチ後), not a counter after a number (2枚)
                                 suffix = kind[4] and before is not None and not before[1][5]
+                                # A dictionary entry (its word id) has one reading, normalized and
+                                # dictionary form: they are asked of SudachiPy only for a word it does
+                                # not know (three calls a morpheme fewer)
                                 key = (
-                                    m.word_id(),
-                                    m.part_of_speech_id(),
-                                    surface,
-                                    m.reading_form(),
-                                    m.normalized_form(),
-                                    m.dictionary_form(),
-                                    aux,
-                                    suffix,
+                                    (m.word_id(), pid, surface, aux, suffix)
+                                    if not m.is_oov()
+                                    else (
+                                        m.word_id(),
+                                        pid,
+                                        surface,
+                                        m.reading_form(),
+                                        m.normalized_form(),
+                                        m.dictionary_form(),
+                                        aux,
+                                        suffix,
+                                    )
                                 )
                                 w = memo.get(key)
                                 if w is None:
@@ -294,8 +302,9 @@ _MARKED_NUMBER = re.compile(r"[第章節]|\d\s*[a-zⅰ-ⅿⅠ-Ⅿ]|[a-z]\s*\d|\d
 def query_number_terms(text: str) -> list[str]:
     """What a query may be as a section number (the same forms as `number_terms`); [] for a long query.
     A part of the query that begins with a marked number (`_MARKED_NUMBER`) gives that number too."""
-    raw = squash(text) if any(ch.isdigit() for ch in squash(text)) else ""  # art3; not a plain word
-    keys = section_number_keys(text) if len(squash(text)) <= 16 else []
+    squashed = squash(text)
+    raw = squashed if any(ch.isdigit() for ch in squashed) else ""  # art3; not a plain word
+    keys = section_number_keys(text) if len(squashed) <= 16 else []
     if not keys:
         for chunk in CHUNK_BREAK.split(text):
             if not _MARKED_NUMBER.search(chunk[:12]):
@@ -305,7 +314,7 @@ def query_number_terms(text: str) -> list[str]:
                 if _MARKED_NUMBER.search(head) and (found := section_number_keys(head)):
                     keys.extend(found)
                     break
-    if raw and len(squash(text)) <= 16:
+    if raw and len(squashed) <= 16:
         keys.append(raw)
     return list(dict.fromkeys(keys))
 
