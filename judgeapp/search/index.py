@@ -94,6 +94,11 @@ class SearchIndex(QueryBuilding):
         named = self._naming(text)
         return named[0] if named else None
 
+    def game_names_squashed(self) -> list[tuple[str, str]]:
+        """(a game's name squashed, the game), longest first: what `named_game` looks for (the offline search
+        looks for the same)."""
+        return list(self._game_names)
+
     def _naming(self, text: str) -> tuple[str, str] | None:
         """`named_game` and the query without the game's name (the scope, not a word asked for)."""
         if not self._game_names:
