@@ -153,11 +153,13 @@ def test_nothing_found_stays_nothing(library):
         ("search_unseen_check6.yaml", (0.89, 0.68)),
         # a seventh table (116 tuning queries by a seventh writer), measured before any of its rows was read:
         # 92.2% / 75.9% (the bench); 95.7% / 80.2% after the fifth quality pass (81.0% in the bench)
-        ("search_unseen_tune7.yaml", (0.95, 0.80)),
+        # 95.7% / 82.8% in the bench after the seventh (中身); 81.9% here, where the fixture game is searched too
+        ("search_unseen_tune7.yaml", (0.95, 0.81)),
         # an eighth and a ninth writer (2026-12-02), measured before any of their rows was read (the bench):
         # tune8 98.8% / 84.8%, check8 93.7% / 72.8%; tune9 97.6% / 81.5%, check9 94.4% / 77.8%
-        ("search_unseen_tune8.yaml", (0.98, 0.84)),
-        ("search_unseen_tune9.yaml", (0.97, 0.81)),
+        # after the seventh quality pass (the game a query names; 中身): tune8 98.8% / 86.0%, tune9 97.6% / 82.1%
+        ("search_unseen_tune8.yaml", (0.98, 0.85)),
+        ("search_unseen_tune9.yaml", (0.97, 0.82)),
     ],
 )
 def test_search_quality_on_unseen_queries(library, table, bars):
