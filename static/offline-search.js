@@ -323,9 +323,43 @@
     return c.coverage >= ev.threshold_one || (c.coverage >= ev.threshold && c.found >= 2);
   };
 
+  /* The one game a query names (DM, デュエマ, リセ: the server's `SearchIndex.named_game`) and the query without
+     the name: [game, rest], or null when it names none or several. */
+  Index.prototype.namedGame = function (text) {
+    var names = this.data.named || [], kept = [], where = [], found = {}, taken = [], n = 0;
+    for (var k = 0; k < text.length; k++) { var f = foldChar(text[k]); if (GAPS.indexOf(f) < 0) { kept.push(f); where.push(k); } }
+    var s = kept.join("");
+    function alnum(ch) { return !!ch && /^[0-9a-z]$/.test(ch); }
+    names.forEach(function (pair) {
+      var name = pair[0], g = pair[1], i = s.indexOf(name);
+      while (i >= 0) {
+        var j = i + name.length;
+        var inside = taken.some(function (t) { return t[0] <= i && j <= t[1]; });
+        var ascii = /^[\x00-\x7f]*$/.test(name) && (alnum(s[i - 1]) || alnum(s[j]));
+        if (!inside && !ascii && !insideKatakana(text, where[i], where[j - 1] + 1)) {
+          if (!found[g]) { found[g] = 1; n++; }
+          taken.push([i, j]);
+          break;
+        }
+        i = s.indexOf(name, i + 1);
+      }
+    });
+    if (n !== 1) return null;
+    var rest = text;
+    taken.sort(function (a, b) { return b[0] - a[0]; }).forEach(function (t) {
+      rest = rest.slice(0, where[t[0]]) + " " + rest.slice(where[t[1] - 1] + 1);
+    });
+    return [Object.keys(found)[0], rest.split(/\s+/).filter(Boolean).join(" ")];
+  };
+
   Index.prototype.search = function (query, game, limit) {
     var self = this, text = cleanQuery(query);
     limit = limit || 10;
+    var named = text && !game && !this.data.none ? this.namedGame(text) : null;
+    if (named && named[1]) { /* searched in the game it names, unless nothing there matches */
+      var within = this.search(named[1], named[0], limit);
+      if (within.hits.length) { within.query = text; return within; }
+    }
     var found = [], seen = new Set(), matching = new Set();
     if (!text) return { query: text, total: 0, hits: [] };
     function ok(i) { return !game || self.docs[i].game === game; }
