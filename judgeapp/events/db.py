@@ -1,5 +1,5 @@
-"""The database: one engine per app, one reading session per request, write transactions, migrations,
-retries.
+"""The database: one engine per app, one unit per request (a connection, an ORM session if asked for),
+write transactions, migrations, retries.
 
 SQLite (the default, in the instance folder) runs in WAL mode with foreign keys on; a writing transaction
 starts with BEGIN IMMEDIATE, and the writers of one process queue on a lock of their own first (instead of
@@ -230,7 +230,7 @@ class Database:
 
     @contextmanager
     def unit(self) -> Iterator[Session]:
-        """One reading session for everything inside; closed at the end."""
+        """A unit (see `open_unit`) with its ORM session for everything inside; closed at the end."""
         if self._unit.get() is not None:
             yield self._unit.get().orm()
             return
