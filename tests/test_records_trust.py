@@ -598,6 +598,33 @@ def test_recording_takes_one_checkout_and_a_fixed_number_of_statements(ev, db_ap
     assert len(audit) == 4
 
 
+def test_recording_makes_no_orm_session_and_a_page_still_finds_the_member_in_its_session(ev, db_app):
+    """The request's unit makes its ORM session only when something reads through the ORM: a recording through
+    the API makes none (its statements go on the unit's connection); a page makes one, into which the acting
+    member read before it (Staff with its Event) joins: the page's look-up of the event costs no statement."""
+    db = db_app.extensions["judgeapp.db"]
+    made = []
+    real = db._unit_session
+
+    def counting():
+        made.append(1)
+        return real()
+
+    db._unit_session = counting
+    try:
+        assert record(ev["fj"], ev["player"], "N").status_code == 201
+        assert made == []
+        client, org = ev["client"], ev["org"]
+        page_sign_in(client, org.event_id, "主催者A", EVENT["passcode"])
+        client.get(f"/events/{org.event_id}/players/{ev['player']}")  # the first page stores its CSRF token
+        made.clear()
+        seen = _watch(db_app)
+        assert client.get(f"/events/{org.event_id}/players/{ev['player']}").status_code == 200
+        assert made == [1] and seen["checkouts"] == 1 and len(seen["statements"]) == 2
+    finally:
+        db._unit_session = real
+
+
 def test_idempotent_replay_writes_nothing_and_leaves_the_count(ev, db_app):
     fj, player = ev["fj"], ev["player"]
     first = record(fj, player, "N", idempotency_key="same-key")

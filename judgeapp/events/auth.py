@@ -86,7 +86,7 @@ def safe_next(value: object, fallback: str) -> str:
 
 
 def init_app(app: Flask) -> None:
-    """One reading session per request, closed when the request ends."""
+    """One database unit per request (a connection, an ORM session if needed), closed when the request ends."""
 
     @app.before_request
     def _open_unit() -> None:
@@ -94,6 +94,6 @@ def init_app(app: Flask) -> None:
 
     @app.teardown_request
     def _close_unit(_exc: BaseException | None) -> None:
-        cm = g.pop("_db_unit", None)
-        if cm is not None:
-            Database.close_unit(cm)
+        token = g.pop("_db_unit", None)
+        if token is not None:
+            current_db().close_unit(token)

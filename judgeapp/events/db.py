@@ -1,16 +1,18 @@
-"""The database: one engine per app, one reading session per request, write transactions, migrations,
-retries.
+"""The database: one engine per app, one unit per request (a connection, an ORM session if asked for),
+write transactions, migrations, retries.
 
 SQLite (the default, in the instance folder) runs in WAL mode with foreign keys on; a writing transaction
 starts with BEGIN IMMEDIATE, and the writers of one process queue on a lock of their own first (instead of
 polling inside SQLite's busy timeout). PostgreSQL (DATABASE_URL) locks the rows a change depends on
 (FOR UPDATE). Either way a conflict that slips through is retried, never lost.
 
-`Database.unit()` opens the request's reading session: every `reader()` inside it borrows that one session
-(one connection checkout per request for reads). Reads run without a transaction of their own (autocommit:
-each statement sees the latest commits, as under PostgreSQL's READ COMMITTED), so a read costs no BEGIN,
-ROLLBACK or pre-ping round trip; a write gives the read connection back first and takes one of its own.
-Recording (`write_core`) runs its few statements in SQLAlchemy Core, without a session, on the request's read
+`Database.open_unit()` opens the request's unit: one connection, checked out at the request's first
+statement, and an ORM session made only when something reads through the ORM (`reader()`), on that same
+connection (one checkout per request for reads). A recording through the API makes no session at all: its
+statements go on the connection (`run`). Reads run without a transaction of their own (autocommit: each
+statement sees the latest commits, as under PostgreSQL's READ COMMITTED), so a read costs no BEGIN, ROLLBACK
+or pre-ping round trip; an ORM write gives the read connection back first and takes one of its own.
+Recording (`write_core`) runs its few statements in SQLAlchemy Core, without a session, on the request's
 connection (BEGIN and COMMIT sent on it).
 """
 
@@ -138,6 +140,73 @@ def _readable(fd: int) -> bool:
     return bool(p.poll(0))
 
 
+class _UnitSession(Session):
+    """The request's ORM session: it runs on the unit's connection while the unit holds one (see `_Unit`)."""
+
+    def get_bind(self, mapper: Any = None, **kw: Any) -> Any:
+        unit = self.info.get("unit")
+        if unit is not None and unit.conn is not None:
+            return unit.conn
+        return super().get_bind(mapper, **kw)
+
+
+class _Unit:
+    """A request's database unit (`Database.open_unit`): one connection, checked out at the first statement
+    (`connection`), and the ORM session, made only when something reads through the ORM (`orm`, from
+    `Database.reader`) and then run on that same connection. Objects read before the session exists
+    (`attach`: the acting member) wait, detached, and join the session when it is made."""
+
+    __slots__ = ("db", "conn", "session", "pending")
+
+    def __init__(self, db: Database):
+        self.db = db
+        self.conn: Connection | None = None
+        self.session: Session | None = None
+        self.pending: list = []
+
+    def connection(self) -> Connection:
+        if self.session is not None:
+            return self.session.connection()
+        if self.conn is None:
+            self.conn = self.db._read_engine.connect()
+        return self.conn
+
+    def orm(self) -> Session:
+        if self.session is None:
+            session = self.session = self.db._unit_session()
+            session.info["unit"] = self
+            for _key, obj in self.pending:
+                make_transient_to_detached(obj)
+                session.add(obj)
+            self.pending.clear()
+        return self.session
+
+    def lost(self) -> None:
+        """The connection turned out dead: let it go (the next statement checks out a new one)."""
+        if self.session is not None and self.session.in_transaction():
+            self.session.rollback()
+        self._release()
+
+    def release(self) -> None:
+        """Give the connection back to the pool (the session's objects stay usable; the next statement
+        checks out a connection again)."""
+        if self.session is not None and self.session.in_transaction():
+            self.session.commit()
+        self._release()
+
+    def close(self) -> None:
+        try:
+            if self.session is not None:
+                self.session.close()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.close()
+
+
 class Database:
     def __init__(self, url: str):
         self.url = url
@@ -146,40 +215,40 @@ class Database:
         # Reads run without BEGIN: under PostgreSQL's READ COMMITTED every statement takes its own snapshot
         # anyway, so a BEGIN and a ROLLBACK around them would only add round trips (see _pg_begin and
         # _sqlite_begin).
-        self._read = sessionmaker(self.engine.execution_options(read=True), expire_on_commit=False)
+        self._read_engine = self.engine.execution_options(read=True)
+        self._read = sessionmaker(self._read_engine, expire_on_commit=False)
+        self._unit_session = sessionmaker(self._read_engine, class_=_UnitSession, expire_on_commit=False)
         self._write_engine = self.engine.execution_options(write=True)
         self._write = sessionmaker(self._write_engine, expire_on_commit=False)
-        self._unit: ContextVar[Session | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
+        self._unit: ContextVar[_Unit | None] = ContextVar(f"judgeapp_db_{id(self)}", default=None)
         self._write_lock = _SQLiteWriteLock(url) if self.is_sqlite else nullcontext()
 
     def reader(self) -> AbstractContextManager[Session]:
-        """A session for reading: the request's own (see `unit`), else a new one closed after the `with`."""
+        """A session for reading: the request's own (see `open_unit`), else a new one closed after the `with`."""
         current = self._unit.get()
-        return nullcontext(current) if current is not None else self._read()
+        return nullcontext(current.orm()) if current is not None else self._read()
 
     @contextmanager
     def unit(self) -> Iterator[Session]:
-        """One reading session for everything inside (a request); closed at the end."""
+        """A unit (see `open_unit`) with its ORM session for everything inside; closed at the end."""
         if self._unit.get() is not None:
-            yield self._unit.get()
+            yield self._unit.get().orm()
             return
-        session = self._read()
-        token = self._unit.set(session)
+        token = self.open_unit()
         try:
-            yield session
+            yield self._unit.get().orm()
         finally:
-            self._unit.reset(token)
-            session.close()
+            self.close_unit(token)
 
     def open_unit(self) -> object:
-        """`unit()` for frameworks that open and close in two hooks: returns what `close_unit` takes."""
-        cm = self.unit()
-        cm.__enter__()
-        return cm
+        """The request's unit (one connection, an ORM session only if asked for), until `close_unit(token)`."""
+        return self._unit.set(_Unit(self))
 
-    @staticmethod
-    def close_unit(cm: object) -> None:
-        cm.__exit__(None, None, None)
+    def close_unit(self, token: Any) -> None:
+        unit = self._unit.get()
+        self._unit.reset(token)
+        if unit is not None:
+            unit.close()
 
     @contextmanager
     def writing(self) -> Iterator[Session]:
@@ -212,11 +281,11 @@ class Database:
         )
 
     @contextmanager
-    def _on_connection_of(self, session: Session, commit: bool = True) -> Iterator[Connection]:
-        """A write transaction on `session`'s connection, which runs its reads without one (see `_read`): BEGIN
+    def _on_connection_of(self, unit: _Unit, commit: bool = True) -> Iterator[Connection]:
+        """A write transaction on the unit's connection, which runs its reads without one (see `_read`): BEGIN
         (IMMEDIATE on SQLite: the write lock at once) and COMMIT sent as statements, ROLLBACK on any error. A
-        connection found dead is dropped with the session's state, so that the retry checks out a new one."""
-        conn = session.connection()
+        connection found dead is let go (`_Unit.lost`), so that the retry checks out a new one."""
+        conn = unit.connection()
         try:
             run_sql(conn, "BEGIN IMMEDIATE" if self.is_sqlite else "BEGIN")
             yield conn
@@ -224,7 +293,7 @@ class Database:
                 run_sql(conn, "COMMIT")
         except BaseException:
             if conn.invalidated:
-                session.rollback()
+                unit.lost()
             elif _in_transaction(conn.connection.dbapi_connection):  # not after a failed BEGIN
                 conn.exec_driver_sql("ROLLBACK")
             raise
@@ -269,27 +338,37 @@ class Database:
             if own_connection:
                 self.end_read()
 
-    def first_rows(self, stmt: Executable, params: dict, build: Callable[[Session, list[tuple]], T]) -> T:
-        """A request's first statement (the acting member), run by `run` (no ORM load), once more on a new
-        connection if the pooled one turns out dead (the server ended it a moment before the checkout looked:
-        see `_ping`); `build(session, rows)` makes the answer while the reading session is open (to attach what
-        it loaded, see `attach`)."""
-        with self.reader() as s:
-            try:
-                rows = run(s.connection(), stmt, params)
-            except DBAPIError as exc:
-                if not exc.connection_invalidated:
-                    raise
-                s.rollback()
-                rows = run(s.connection(), stmt, params)
-            return build(s, rows)
+    def first_rows(self, stmt: Executable, params: dict, build: Callable[[Any, list[tuple]], T]) -> T:
+        """A request's first statement (the acting member), run by `run` (no ORM load) on the unit's
+        connection, once more on a new connection if the pooled one turns out dead (the server ended it a
+        moment before the checkout looked: see `_ping`); `build(where, rows)` makes the answer (`where` is
+        the request's unit, or outside a request a reading session, for `attach`)."""
+        unit = self._unit.get()
+        if unit is None:
+            with self._read() as s:
+                try:
+                    rows = run(s.connection(), stmt, params)
+                except DBAPIError as exc:
+                    if not exc.connection_invalidated:
+                        raise
+                    s.rollback()
+                    rows = run(s.connection(), stmt, params)
+                return build(s, rows)
+        try:
+            rows = run(unit.connection(), stmt, params)
+        except DBAPIError as exc:
+            if not exc.connection_invalidated:
+                raise
+            unit.lost()
+            rows = run(unit.connection(), stmt, params)
+        return build(unit, rows)
 
     def end_read(self) -> None:
-        """Return the request's read connection to the pool; the objects it loaded stay usable, and the next
-        read sees the latest commits."""
+        """Return the request's connection to the pool; the objects it loaded stay usable, and the next read
+        sees the latest commits."""
         current = self._unit.get()
-        if current is not None and current.in_transaction():
-            current.commit()
+        if current is not None:
+            current.release()
 
     def upgrade(self) -> None:
         upgrade(self.url)
@@ -310,22 +389,38 @@ def transient(cls: type, **values: Any) -> Any:
     return obj
 
 
-def attach(session: Session, cls: type, values: dict, related: dict | None = None) -> Any:
+def attach(where: Session | _Unit, cls: type, values: dict, related: dict | None = None) -> Any:
     """The mapped object of one row read by `run` (`values`: every column attribute's value), as an ORM load
     would give it: the session's own object of that identity if it has one, else a new one in the session,
     persistent and unchanged (no SQL, nothing to flush), its relationships in `related` loaded. Cheaper than
-    the ORM's load of a row (no loading context, no row processors built per statement)."""
+    the ORM's load of a row (no loading context, no row processors built per statement). `where` is a session
+    or a request's unit: until the unit makes its session (the first ORM read), the object waits detached
+    (its columns and `related` readable) and joins the session when it is made."""
     mapper = cls.__mapper__
     key = mapper.identity_key_from_primary_key(tuple(values[c.key] for c in mapper.primary_key))
-    found = session.identity_map.get(key)
+    if isinstance(where, _Unit):
+        if where.session is None:
+            for known, obj in where.pending:
+                if known == key:
+                    return obj
+            obj = _loaded(mapper, values, related)
+            where.pending.append((key, obj))  # detached and added when the session is made (`_Unit.orm`)
+            return obj
+        where = where.session
+    found = where.identity_map.get(key)
     if found is not None:
         return found
+    obj = _loaded(mapper, values, related)
+    make_transient_to_detached(obj)
+    where.add(obj)
+    return obj
+
+
+def _loaded(mapper: Any, values: dict, related: dict | None) -> Any:
     obj = mapper.class_manager.new_instance()
     obj.__dict__.update(values)
     if related:
         obj.__dict__.update(related)
-    make_transient_to_detached(obj)
-    session.add(obj)
     return obj
 
 
@@ -408,23 +503,37 @@ def run_sql(conn: Connection, sql: str) -> None:
 
 def _send(conn: Connection, sql: str, args: Any) -> list[tuple]:
     dbapi_conn = conn.connection.dbapi_connection
-    events = conn._has_events or conn.engine._has_events
+    dispatch = conn.dispatch if conn._has_events or conn.engine._has_events else None
+    # the listeners of these two events only (the engine's own listen to others): none, none called
+    before = dispatch.before_cursor_execute if dispatch is not None else None
     cursor = None
     try:
         cursor = dbapi_conn.cursor()
-        if events:
-            conn.dispatch.before_cursor_execute(conn, cursor, sql, args, None, False)
+        if before:
+            before(conn, cursor, sql, args, None, False)
         if args is None:
             cursor.execute(sql)
         else:
             cursor.execute(sql, args)
-        if events:
-            conn.dispatch.after_cursor_execute(conn, cursor, sql, args, None, False)
-        rows = cursor.fetchall() if cursor.description is not None else []
+        if dispatch is not None and dispatch.after_cursor_execute:
+            dispatch.after_cursor_execute(conn, cursor, sql, args, None, False)
+        rows = cursor.fetchall() if _has_rows(cursor) else []
         cursor.close()
         return rows
     except BaseException as exc:
         conn._handle_dbapi_exception(exc, sql, args, cursor, None)
+
+
+_TUPLES_OK = 2  # psycopg's pq.ExecStatus.TUPLES_OK: the statement answered rows
+
+
+def _has_rows(cursor: Any) -> bool:
+    """Whether the statement answered rows (psycopg: its result's status, for `description` builds a column
+    object for every column at each look)."""
+    result = getattr(cursor, "pgresult", None)
+    if result is not None:
+        return result.status == _TUPLES_OK
+    return cursor.description is not None
 
 
 # Set by `Database._retrying` for each try: `commit` and `commit_with` note in it that the transaction's own

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from sqlalchemy import (
@@ -293,6 +293,7 @@ def counting_levels(s: Session, player_id: int) -> list[str]:
 # last counted record (what an uncounted record answers, as the history would)}. It is used only when `n` is
 # the count before this record, `x` the corrections now and `v` the running version; else the history is read.
 TALLY = ("v", "n", "x", "counts", "removed", "removed_text", "last")
+_STEP_FIELDS = tuple(f.name for f in fields(Step))
 
 
 def _kept_tally(kept: object, version: str, n: int, corrections: int) -> tuple[Tally, Step | None] | None:
@@ -323,7 +324,8 @@ def _tally_json(st: Standing, version: str, n: int, last: Step | None, correctio
         "counts": st.counts,
         "removed": st.removed,
         "removed_text": st.removed_text,
-        "last": asdict(last) if last is not None else None,
+        # the step's fields as they are (asdict's deep copy is not needed: the tally is written as JSON)
+        "last": {k: getattr(last, k) for k in _STEP_FIELDS} if last is not None else None,
     }
 
 
