@@ -249,6 +249,16 @@ def _groups_of(w: Word) -> tuple[str, ...]:
     return tuple(f"g:{i}" for i in w.synonyms)
 
 
+def _latin(w: Word) -> bool:
+    """A word typed in latin letters (drop, ok) that the dictionary reads in katakana (ドロップ, オーケー)."""
+    return w.surface.isascii() and w.surface.isalpha() and len(w.reading) >= 2
+
+
+def _key_forms(w: Word) -> tuple[str, ...]:
+    """A query word's forms for finding the synonym list's keys: a latin word's reading too (drop: ドロップ)."""
+    return w.forms + (w.reading,) if _latin(w) else w.forms
+
+
 def _terms(text: str) -> Counter:
     """A text's terms (each word's forms and reading); its words' places are kept for `mark`."""
     entries = _ANALYSED.get(text)
@@ -630,7 +640,7 @@ class Lookup:
             # 持ち帰る no 帰る: a drop); a compound noun's are (デッキケース: デッキ, ケース)
             parts = () if w.verb else tuple(x for x in w.parts if len(x) > 1)
             alts = tuple(dict.fromkeys(w.forms + parts))
-            if is_kana(w.surface) and len(w.reading) >= 2:
+            if (is_kana(w.surface) and len(w.reading) >= 2) or _latin(w):
                 alts += ("r:" + w.reading,)
             if w.forms[0] in COUNTERS:
                 alts += (COUNT_TERM,)
@@ -653,7 +663,7 @@ class Lookup:
             surfaces.append(text[a:b])
             origin.append(None)
         s = squash(text)
-        query_forms = {f for w in analysed for f in w.forms}
+        query_forms = {f for w in analysed for f in _key_forms(w)}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, means), forms, parts in zip(self.synonyms, self._syn_forms, self._syn_parts, strict=False):
@@ -682,7 +692,9 @@ class Lookup:
             for k, w in enumerate(origin):
                 sq = squash(w.surface) if w is not None else ""
                 if w is not None and (
-                    set(w.forms) & forms or id(w) in joined or (len(sq) >= 2 and any(sq in f for f in found))
+                    set(_key_forms(w)) & forms
+                    or id(w) in joined
+                    or (len(sq) >= 2 and any(sq in f for f in found))
                 ):
                     phrases.setdefault(k, []).extend(encoded)
         # Where a key of the list names a query word, the word also counts as found (0.8, as a dictionary
