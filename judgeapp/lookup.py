@@ -438,6 +438,12 @@ class Lookup:
                         parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
             self._syn_parts.append(tuple(parts))
+        # The keys of two letters or more, for finding one the analyzer cut into pieces (出停 as 出・停)
+        self._split_keys = sorted(
+            {k for keys, _ in self.synonyms for k in keys if len(k) >= 2 and not k.isascii()},
+            key=len,
+            reverse=True,
+        )
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -603,7 +609,7 @@ class Lookup:
         kana = self._kana_words(folded, text)
         replaced: set[int] = set()
         pos = 0
-        analysed = analyzer().words(text)
+        analysed = self._join_keys(text, folded, analyzer().words(text))
         for n, w in enumerate(analysed):
             at = folded.find(fold(w.surface), pos)
             if (
@@ -717,6 +723,37 @@ class Lookup:
         out_words += extra
         out_surfaces += [""] * len(extra)
         return out_words, out_surfaces, light
+
+    def _join_keys(self, text: str, folded: str, analysed: list[Word]) -> list[Word]:
+        """A key of the synonym list the analyzer cut into words of which one the text never uses (出停中:
+        出・停・中) is one word, the key: the pieces say nothing of what the judge means."""
+        spans, pos = [], 0
+        for w in analysed:
+            at = folded.find(fold(w.surface), pos)
+            spans.append((at, at + len(w.surface)) if at >= 0 else None)
+            if at >= 0:
+                pos = at + len(w.surface)
+        out = list(analysed)
+        for key in self._split_keys:
+            a = folded.find(key)
+            if a < 0:
+                continue
+            b = a + len(key)
+            inside = [
+                n for n, sp in enumerate(spans) if sp and a <= sp[0] and sp[1] <= b and out[n] is not None
+            ]
+            if (
+                len(inside) < 2
+                or spans[inside[0]][0] != a
+                or spans[inside[-1]][1] != b
+                or inside != list(range(inside[0], inside[-1] + 1))
+                or all(self._known(analysed[n]) for n in inside)
+            ):
+                continue
+            out[inside[0]] = Word(surface=text[a:b], forms=(key,), reading="", parts=())
+            for n in inside[1:]:
+                out[n] = None
+        return [w for w in out if w is not None]
 
     def _single_kana(self, w: Word) -> bool:
         """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
