@@ -23,7 +23,7 @@ TUNE2 = "situations_tune2.yaml"  # a second tuning table by another writer who n
 TUNE3 = "situations_tune3.yaml"  # a third, by a sixth writer (its reporting half: situations_report2.yaml)
 TUNE4 = "situations_tune4.yaml"  # a fourth, by a seventh writer (its reporting half: situations_report3.yaml)
 REPORT = "situations_report.yaml"
-TUNE10_BARS = (0.868, 0.692)  # what it reached here (86.8% / 69.2%; 86.8 / 70.3 in the bench)
+TUNE10_BARS = (0.879, 0.703)  # what it reached here (87.9% / 70.3%; 87.9 / 71.4 in the bench)
 NONE = load_cases("situations_none.yaml")
 # Old tables (must not drop), then the unseen halves.
 TABLES = [
@@ -95,7 +95,7 @@ def test_lookup_on_the_eighth_and_ninth_writers_tuning_halves(client, table, bar
 
 def test_lookup_on_the_tenth_writers_tuning_half(client):
     """The tenth writer's tuning half (phone notes: kana left unconverted, romaji, slang; the seventh pass tuned
-    on it, validated on the eleventh writer's figure): 82.4 / 67.0 in the bench before the pass, 86.8 / 70.3
+    on it, validated on the eleventh writer's figure): 82.4 / 67.0 in the bench before the pass, 87.9 / 71.4
     after; held here to what it reached (the test app carries the fixture game, whose text moves the rarity)."""
     first, top3, n = _score(client, load_cases("situations_tune10.yaml"))
     print(f"\nsituations_tune10.yaml: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
