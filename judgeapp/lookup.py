@@ -249,6 +249,16 @@ def _groups_of(w: Word) -> tuple[str, ...]:
     return tuple(f"g:{i}" for i in w.synonyms)
 
 
+def _latin(w: Word) -> bool:
+    """A word typed in latin letters (drop, ok) that the dictionary reads in katakana (ドロップ, オーケー)."""
+    return w.surface.isascii() and w.surface.isalpha() and len(w.reading) >= 2
+
+
+def _key_forms(w: Word) -> tuple[str, ...]:
+    """A query word's forms for finding the synonym list's keys: a latin word's reading too (drop: ドロップ)."""
+    return w.forms + (w.reading,) if _latin(w) else w.forms
+
+
 def _terms(text: str) -> Counter:
     """A text's terms (each word's forms and reading); its words' places are kept for `mark`."""
     entries = _ANALYSED.get(text)
@@ -428,6 +438,12 @@ class Lookup:
                         parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
             self._syn_parts.append(tuple(parts))
+        # The keys of two letters or more, for finding one the analyzer cut into pieces (出停 as 出・停)
+        self._split_keys = sorted(
+            {k for keys, _ in self.synonyms for k in keys if len(k) >= 2 and not k.isascii()},
+            key=len,
+            reverse=True,
+        )
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -593,7 +609,7 @@ class Lookup:
         kana = self._kana_words(folded, text)
         replaced: set[int] = set()
         pos = 0
-        analysed = analyzer().words(text)
+        analysed = self._join_keys(text, folded, analyzer().words(text))
         for n, w in enumerate(analysed):
             at = folded.find(fold(w.surface), pos)
             if (
@@ -630,7 +646,7 @@ class Lookup:
             # 持ち帰る no 帰る: a drop); a compound noun's are (デッキケース: デッキ, ケース)
             parts = () if w.verb else tuple(x for x in w.parts if len(x) > 1)
             alts = tuple(dict.fromkeys(w.forms + parts))
-            if is_kana(w.surface) and len(w.reading) >= 2:
+            if (is_kana(w.surface) and len(w.reading) >= 2) or _latin(w):
                 alts += ("r:" + w.reading,)
             if w.forms[0] in COUNTERS:
                 alts += (COUNT_TERM,)
@@ -653,7 +669,7 @@ class Lookup:
             surfaces.append(text[a:b])
             origin.append(None)
         s = squash(text)
-        query_forms = {f for w in analysed for f in w.forms}
+        query_forms = {f for w in analysed for f in _key_forms(w)}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, means), forms, parts in zip(self.synonyms, self._syn_forms, self._syn_parts, strict=False):
@@ -682,7 +698,9 @@ class Lookup:
             for k, w in enumerate(origin):
                 sq = squash(w.surface) if w is not None else ""
                 if w is not None and (
-                    set(w.forms) & forms or id(w) in joined or (len(sq) >= 2 and any(sq in f for f in found))
+                    set(_key_forms(w)) & forms
+                    or id(w) in joined
+                    or (len(sq) >= 2 and any(sq in f for f in found))
                 ):
                     phrases.setdefault(k, []).extend(encoded)
         # Where a key of the list names a query word, the word also counts as found (0.8, as a dictionary
@@ -705,6 +723,37 @@ class Lookup:
         out_words += extra
         out_surfaces += [""] * len(extra)
         return out_words, out_surfaces, light
+
+    def _join_keys(self, text: str, folded: str, analysed: list[Word]) -> list[Word]:
+        """A key of the synonym list the analyzer cut into words of which one the text never uses (出停中:
+        出・停・中) is one word, the key: the pieces say nothing of what the judge means."""
+        spans, pos = [], 0
+        for w in analysed:
+            at = folded.find(fold(w.surface), pos)
+            spans.append((at, at + len(w.surface)) if at >= 0 else None)
+            if at >= 0:
+                pos = at + len(w.surface)
+        out = list(analysed)
+        for key in self._split_keys:
+            a = folded.find(key)
+            if a < 0:
+                continue
+            b = a + len(key)
+            inside = [
+                n for n, sp in enumerate(spans) if sp and a <= sp[0] and sp[1] <= b and out[n] is not None
+            ]
+            if (
+                len(inside) < 2
+                or spans[inside[0]][0] != a
+                or spans[inside[-1]][1] != b
+                or inside != list(range(inside[0], inside[-1] + 1))
+                or all(self._known(analysed[n]) for n in inside)
+            ):
+                continue
+            out[inside[0]] = Word(surface=text[a:b], forms=(key,), reading="", parts=())
+            for n in inside[1:]:
+                out[n] = None
+        return [w for w in out if w is not None]
 
     def _single_kana(self, w: Word) -> bool:
         """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""

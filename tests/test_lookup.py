@@ -23,6 +23,7 @@ TUNE2 = "situations_tune2.yaml"  # a second tuning table by another writer who n
 TUNE3 = "situations_tune3.yaml"  # a third, by a sixth writer (its reporting half: situations_report2.yaml)
 TUNE4 = "situations_tune4.yaml"  # a fourth, by a seventh writer (its reporting half: situations_report3.yaml)
 REPORT = "situations_report.yaml"
+TUNE10_BARS = (0.879, 0.703)  # what it reached here (87.9% / 70.3%; 87.9 / 71.4 in the bench)
 NONE = load_cases("situations_none.yaml")
 # Old tables (must not drop), then the unseen halves.
 TABLES = [
@@ -90,6 +91,15 @@ def test_lookup_on_the_eighth_and_ninth_writers_tuning_halves(client, table, bar
     first, top3, n = _score(client, load_cases(table))
     print(f"\n{table}: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
     assert top3 / n >= bars[0] and first / n >= bars[1], (top3, first, n)
+
+
+def test_lookup_on_the_tenth_writers_tuning_half(client):
+    """The tenth writer's tuning half (phone notes: kana left unconverted, romaji, slang; the seventh pass tuned
+    on it, validated on the eleventh writer's figure): 82.4 / 67.0 in the bench before the pass, 87.9 / 71.4
+    after; held here to what it reached (the test app carries the fixture game, whose text moves the rarity)."""
+    first, top3, n = _score(client, load_cases("situations_tune10.yaml"))
+    print(f"\nsituations_tune10.yaml: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= TUNE10_BARS[0] and first / n >= TUNE10_BARS[1], (top3, first, n)
 
 
 def test_none_table_is_from_the_unseen_writer():
@@ -299,3 +309,22 @@ def test_kana_across_words_is_no_word(client, library, game, q, kana, term):
 def test_a_kana_word_the_analyzer_splits_is_still_read(library, q, kana, term):
     words, surfaces, _ = library.lookup._query_words(q)
     assert any(term in alts and s == kana for (alts, _), s in zip(words, surfaces, strict=True))
+
+
+def test_a_latin_word_is_read_by_its_reading(library):
+    """drop typed on a phone is the text's ドロップ by its reading, and the synonym list's key for it (棄権)."""
+    words, surfaces, _ = library.lookup._query_words("マッチング出たあと drop申告")
+    alts = [a for (a, _), s in zip(words, surfaces, strict=True) if s == "drop"]
+    assert any("r:ドロップ" in a for a in alts), alts
+    assert any(a[0] == "p:" and "棄権" in a for a in alts), alts
+
+
+def test_a_key_the_analyzer_cuts_is_one_word(library):
+    """出停中 is 出・停・中 to the analyzer; 停 stands in no text: the key 出停 is the word (its phrase 出場停止)."""
+    words, surfaces, _ = library.lookup._query_words("海外で出停中の人 日本のGPきた")
+    assert "停" not in surfaces, surfaces
+    alts = [a for (a, _), s in zip(words, surfaces, strict=True) if s == "出停"]
+    assert ("出停",) in alts and any(a[0] == "p:" for a in alts), alts
+    # a key whose pieces the text has stays as the analyzer cut it (同じ・カード)
+    words, surfaces, _ = library.lookup._query_words("同じカード5枚入ってた")
+    assert "同じカード" not in surfaces, surfaces
