@@ -34,7 +34,6 @@ def dump(out: Path, workdir: Path) -> None:
     import judgeapp.search as S
     import judgeapp.search.index as SI
     from judgeapp.corpus import load_corpus
-    from judgeapp.library import game_names
 
     SI.round = lambda x, n=None: x  # the hits' scores unrounded (the module's `round`, for this process)
     cases = [c for f in TABLES for c in yaml.safe_load((ROOT / "tests" / "cases" / f).read_text("utf-8"))]
@@ -44,9 +43,7 @@ def dump(out: Path, workdir: Path) -> None:
         ixdir = workdir / f"ix-{size or 'real'}"
         if not ixdir.exists():
             S.build_index(scaled_docs(corpus, size or len(corpus.sections)), ixdir)
-        ix = S.SearchIndex(
-            ixdir, S.load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"), game_names(corpus)
-        )
+        ix = S.SearchIndex(ixdir, S.load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"))
         for c in cases:
             for game in dict.fromkeys([c.get("game"), None]):
                 for limit in (5, 10):

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from tables import is_report, tables  # noqa: E402  (tests/cases/tables.yaml)
 
 from judgeapp.corpus import load_corpus  # noqa: E402
-from judgeapp.library import game_names, index_docs  # noqa: E402
+from judgeapp.library import index_docs  # noqa: E402
 from judgeapp.search import IndexDoc, SearchIndex, analyzer, build_index, load_synonyms  # noqa: E402
 from judgeapp.textnorm import fold, is_kana, squash, to_katakana  # noqa: E402
 
@@ -102,11 +102,7 @@ class Ours:
 
     def build(self, docs, path: Path):
         build_index(docs, path / "ours")
-        self.index = SearchIndex(
-            path / "ours",
-            load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"),
-            game_names(load_corpus(ROOT / "rules_corpus")),
-        )
+        self.index = SearchIndex(path / "ours", load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"))
         return path / "ours"
 
     def search(self, q, game, limit=5):

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from judgeapp.corpus import load_corpus  # noqa: E402
-from judgeapp.library import game_names, index_docs  # noqa: E402
+from judgeapp.library import index_docs  # noqa: E402
 from judgeapp.search import SearchIndex, build_index, load_synonyms  # noqa: E402
 from judgeapp.textnorm import clean_query  # noqa: E402
 
@@ -60,8 +60,7 @@ def _label(ev, q: Q.Query, n_words: int) -> str:
 def open_index(workdir: Path) -> SearchIndex:
     corpus = load_corpus(ROOT / "rules_corpus")
     build_index(list(index_docs(corpus)), workdir / "ix")
-    synonyms = load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml")
-    return SearchIndex(workdir / "ix", synonyms, game_names(corpus))
+    return SearchIndex(workdir / "ix", load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"))
 
 
 def explain(ix: SearchIndex, case: dict, show: str) -> bool:

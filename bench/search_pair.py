@@ -45,18 +45,7 @@ def main(argv: list[str]) -> int:
 
         cases = [c for f in TABLES for c in yaml.safe_load((ROOT / "tests" / "cases" / f).read_text("utf-8"))]
         synonyms = new.load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml")
-        from judgeapp.corpus import load_corpus
-        from judgeapp.library import game_names
-
-        games = game_names(load_corpus(ROOT / "rules_corpus"))
-
-        def opened(package):  # (the games' names where the version's SearchIndex takes them)
-            try:
-                return package.SearchIndex(index, synonyms, games)
-            except TypeError:
-                return package.SearchIndex(index, synonyms)
-
-        indexes = {"before": opened(base), "after": opened(new)}
+        indexes = {"before": base.SearchIndex(index, synonyms), "after": new.SearchIndex(index, synonyms)}
         for ix in indexes.values():
             for c in cases:
                 ix.search_uncached(c["q"], c.get("game"), 10)

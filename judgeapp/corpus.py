@@ -73,9 +73,6 @@ class GameMeta(BaseModel):
     name: str = Field(min_length=1)
     short_name: str = Field(min_length=1)
     documents: list[str] = Field(min_length=1)
-    # what else judges call the game (デュエマ, DM, リセ): a search without a game that names one game searches
-    # it (`SearchIndex.named_game`; its name and short name count too)
-    aliases: list[str] = []
     numbering: list[Numbering] = []  # how the game numbers its sections; none for titled sections only
 
 

@@ -42,11 +42,6 @@ def overview_of(corpus: Corpus, section: Section) -> str:
     return re.sub("^" + _NUMBER_HEAD, "", parent.title.strip())
 
 
-def game_names(corpus: Corpus) -> dict[str, list[str]]:
-    """Each game's names as a judge may type them in a search (`_game.yaml`: name, short name, aliases)."""
-    return {g: [game.meta.name, game.meta.short_name, *game.meta.aliases] for g, game in corpus.games.items()}
-
-
 def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
     """Every section of the corpus as the search index sees it (an overview with its chapter's heading as
     `context`)."""
@@ -111,7 +106,7 @@ def open_library(
     synonyms = []
     if synonyms_path and Path(synonyms_path).exists():
         synonyms = load_synonyms(synonyms_path)  # refuses duplicate keys (judgeapp.yamlload)
-    lib = Library(corpus=corpus, index=SearchIndex(index_dir, synonyms, game_names(corpus)))
+    lib = Library(corpus=corpus, index=SearchIndex(index_dir, synonyms))
     if infractions_dir is not None:
         policies = load_policies(infractions_dir, corpus)
         problems: list[str] = []

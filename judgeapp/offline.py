@@ -454,10 +454,6 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
     docs = index_docs(lib.corpus) if kind == "search" else situation_docs(lib.policies)
     data = build_index_export(docs, synonyms, search=kind == "search")
-    if (
-        kind == "search"
-    ):  # a query naming one game searches it (`SearchIndex.named_game`): its names, squashed
-        data["named"] = lib.index.game_names_squashed()
     if kind == "situations":  # what the server's lookup shows beside each answer: the badge, the description
         for d in data["docs"]:
             game, _, iid = d["id"].partition("/")

@@ -33,7 +33,8 @@ def _fold_char(ch: str) -> str:
     code = ord(norm)
     if _HIRA_START <= code <= _HIRA_END:
         norm = chr(code + _KATA_OFFSET)
-    return norm.lower()
+    low = norm.lower()
+    return low if len(low) == 1 else norm  # İ lower-cases to two characters: one for one, always
 
 
 @lru_cache(maxsize=65536)

@@ -19,7 +19,8 @@
     if (n.length !== 1) n = ch;
     var c = n.charCodeAt(0);
     if (c >= 0x3041 && c <= 0x3096) n = String.fromCharCode(c + 0x60);
-    return n.toLowerCase();
+    var low = n.toLowerCase();
+    return low.length === 1 ? low : n; /* İ lower-cases to two characters: one for one, as textnorm.py */
   }
   function fold(s) { var o = ""; for (var i = 0; i < s.length; i++) o += foldChar(s[i]); return o; }
   function squash(s) { var f = fold(s), o = ""; for (var i = 0; i < f.length; i++) if (GAPS.indexOf(f[i]) < 0) o += f[i]; return o; }
@@ -288,8 +289,9 @@
         var found = null;
         for (var j = Math.min(s.length, i + 16); j > i; j--) {
           var piece = s.slice(i, j);
-          /* ... but a chunk's first word is no grammar: うしろの人 begins with the text's 後ろ, read by its reading */
-          var lead = i === 0 && j - i > 2 && ev.terms["r:" + piece];
+          /* ... but a chunk's first word before a particle is no grammar: うしろの人 begins with the text's 後ろ,
+             read by its reading (いないから stays grammar: not 以内) */
+          var lead = i === 0 && j - i > 2 && j < s.length && "ノガヲハニヘトモ".indexOf(s[j]) >= 0 && ev.terms["r:" + piece];
           if ((j - i > 1 || !isKana(piece)) && (lead || !(isKana(piece) && hiragana(i, j))) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
         }
         if (found) {
@@ -323,43 +325,9 @@
     return c.coverage >= ev.threshold_one || (c.coverage >= ev.threshold && c.found >= 2);
   };
 
-  /* The one game a query names (DM, デュエマ, リセ: the server's `SearchIndex.named_game`) and the query without
-     the name: [game, rest], or null when it names none or several. */
-  Index.prototype.namedGame = function (text) {
-    var names = this.data.named || [], kept = [], where = [], found = {}, taken = [], n = 0;
-    for (var k = 0; k < text.length; k++) { var f = foldChar(text[k]); if (GAPS.indexOf(f) < 0) { kept.push(f); where.push(k); } }
-    var s = kept.join("");
-    function alnum(ch) { return !!ch && /^[0-9a-z]$/.test(ch); }
-    names.forEach(function (pair) {
-      var name = pair[0], g = pair[1], i = s.indexOf(name);
-      while (i >= 0) {
-        var j = i + name.length;
-        var inside = taken.some(function (t) { return t[0] <= i && j <= t[1]; });
-        var ascii = /^[\x00-\x7f]*$/.test(name) && (alnum(s[i - 1]) || alnum(s[j]));
-        if (!inside && !ascii && !insideKatakana(text, where[i], where[j - 1] + 1)) {
-          if (!found[g]) { found[g] = 1; n++; }
-          taken.push([i, j]);
-          break;
-        }
-        i = s.indexOf(name, i + 1);
-      }
-    });
-    if (n !== 1) return null;
-    var rest = text;
-    taken.sort(function (a, b) { return b[0] - a[0]; }).forEach(function (t) {
-      rest = rest.slice(0, where[t[0]]) + " " + rest.slice(where[t[1] - 1] + 1);
-    });
-    return [Object.keys(found)[0], rest.split(/\s+/).filter(Boolean).join(" ")];
-  };
-
   Index.prototype.search = function (query, game, limit) {
     var self = this, text = cleanQuery(query);
     limit = limit || 10;
-    var named = text && !game && !this.data.none ? this.namedGame(text) : null;
-    if (named && named[1]) { /* searched in the game it names, unless nothing there matches */
-      var within = this.search(named[1], named[0], limit);
-      if (within.hits.length) { within.query = text; return within; }
-    }
     var found = [], seen = new Set(), matching = new Set();
     if (!text) return { query: text, total: 0, hits: [] };
     function ok(i) { return !game || self.docs[i].game === game; }

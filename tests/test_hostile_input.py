@@ -46,6 +46,7 @@ HOSTILE = [
     "' OR 1=1 --",
     "\ud7ff",
     "𠮷野家",
+    "İ サイドボード",  # İ lower-cases to two characters: folding keeps one for one (textnorm._fold_char)
 ]
 
 

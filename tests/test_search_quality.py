@@ -158,8 +158,9 @@ def test_nothing_found_stays_nothing(library):
         # an eighth and a ninth writer (2026-12-02), measured before any of their rows was read (the bench):
         # tune8 98.8% / 84.8%, check8 93.7% / 72.8%; tune9 97.6% / 81.5%, check9 94.4% / 77.8%
         # after the seventh quality pass (the game a query names; 中身): tune8 98.8% / 86.0%, tune9 97.6% / 82.1%
-        ("search_unseen_tune8.yaml", (0.98, 0.85)),
-        ("search_unseen_tune9.yaml", (0.97, 0.82)),
+        # the game a query names was taken out again after review (docs/corpus.md, pass 7): 84.8% / 81.5% here
+        ("search_unseen_tune8.yaml", (0.98, 0.84)),
+        ("search_unseen_tune9.yaml", (0.97, 0.81)),
     ],
 )
 def test_search_quality_on_unseen_queries(library, table, bars):
@@ -289,22 +290,3 @@ def test_a_katakana_compound_the_corpus_lacks_is_found_by_its_first_and_last_wor
     assert top[:1] == ["tcg-taikai/floor-rules/2b"]
     query = repr(index.query("ヘッドジャッジいない"))
     assert "Term('reading', 'ヘッド', boost=0.5)" not in query
-
-
-def test_a_query_naming_one_game_searches_that_game(library):
-    """A search without a game that names one game (its name, short name or an alias of `_game.yaml`) is a
-    search in that game: サイドボード DM finds dm-senshu's 302, not tcg-taikai's 6c-i."""
-    ix = library.index
-    assert ix.named_game("DMってサイドボード使えますか") == "dm-senshu"
-    assert ix.named_game("でゅえま さいどぼーど") == "dm-senshu"
-    assert ix.named_game("りせ 時間切れ") == "lycee"
-    assert ix.named_game("魔法少女ザデュエル 遅刻") == "tcg-taikai"
-    assert ix.named_game("リセットしていい?") is None  # a katakana name inside a longer word
-    assert ix.named_game("ADMIN 権限") is None  # an ASCII name inside a longer word
-    assert ix.named_game("DMとリセの違い") is None  # two games: all of them
-    assert ix.named_game("サイドボード") is None
-    assert [h.game for h in ix.search("サイドボード DM").hits[:1]] == ["dm-senshu"]
-    assert ix.search("サイドボード DM").hits[0].id == "dm-senshu/floor-rules/302"
-    assert ix.search("サイドボード DM").query == "サイドボード DM"
-    # a game named where nothing of it matches the rest: every game's answer, as without the name
-    assert ix.search("デュエマ ダイバー").hits[0].game == "ijinden"

@@ -8,8 +8,6 @@ How a judge's query is read (docs/corpus.md, "Search"):
 - synonyms: judges' words that the texts do not use (rules_corpus/synonyms.yaml) add the texts' words.
 - section numbers as typed (6b-iii, 301, 第9章, 第3条) go straight to their section; how each game numbers
   its sections is its data (`_game.yaml`, `numbering`; `Corpus.number_keys`), read into `IndexDoc.numbers`.
-- a game named in a search without a game (DMってサイドボード, デュエマ, リセ: each game's names and `aliases`,
-  `_game.yaml`) makes it a search in that game (`SearchIndex.named_game`).
 - characters: when the words find fewer than asked, the query is matched character by character (bigrams)
   with the middle dot, long-vowel mark and brackets ignored, so バイスホール and ボルバル find the cards.
 Queries are built in code, never parsed from the user's text, so no input is a syntax error.

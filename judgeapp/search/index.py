@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import bisect
-import dataclasses
 import itertools
 import json
 import re
@@ -19,9 +18,7 @@ from ..textnorm import (
     clean_query,
     fold,
     squash,
-    squash_map,
 )
-from .analysis import inside_katakana_word
 from .evaluate import MARKED_FIELDS, Evaluator
 from .query import QueryBuilding
 from .schema import WEIGHT, Hit, Results
@@ -41,13 +38,7 @@ class SearchIndex(QueryBuilding):
 
     CACHE_SIZE = 2048  # recent answers kept (a few MB at most)
 
-    def __init__(
-        self,
-        path: str | Path,
-        synonyms: list[tuple[list[str], list[str]]] | None = None,
-        games: dict[str, list[str]] | None = None,
-    ):
-        """`games`: each game's names as judges type them (`library.game_names`), for `named_game`."""
+    def __init__(self, path: str | Path, synonyms: list[tuple[list[str], list[str]]] | None = None):
         self.path = Path(path)
         self.ix = whoosh_index.open_dir(str(self.path))
         lex = json.loads((self.path / "lexicon.json").read_text(encoding="utf-8"))
@@ -63,10 +54,6 @@ class SearchIndex(QueryBuilding):
         )
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._game_names = sorted(
-            {(squash(n), g) for g, names in (games or {}).items() for n in names if len(squash(n)) >= 2},
-            key=lambda x: -len(x[0]),
-        )
 
     # running
 
@@ -86,68 +73,14 @@ class SearchIndex(QueryBuilding):
                 self._cache.popitem(last=False)
         return results
 
-    def named_game(self, text: str) -> str | None:
-        """The one game a query names (DMってサイドボード使えますか, デュエマ, リセ: a game's name, short name or
-        alias, `_game.yaml`), as typed (ignoring width, kana, dots and spaces); not an ASCII name inside a
-        longer ASCII word, nor a katakana name inside a longer katakana word. None when it names none or
-        several."""
-        named = self._naming(text)
-        return named[0] if named else None
-
-    def game_names_squashed(self) -> list[tuple[str, str]]:
-        """(a game's name squashed, the game), longest first: what `named_game` looks for (the offline search
-        looks for the same)."""
-        return list(self._game_names)
-
-    def _naming(self, text: str) -> tuple[str, str] | None:
-        """`named_game` and the query without the game's name (the scope, not a word asked for)."""
-        if not self._game_names:
-            return None
-        s, where = squash_map(text)
-        found: set[str] = set()
-        taken: list[tuple[int, int]] = []  # (a longer name holds a shorter one: 泉州DM, DM)
-        for name, g in self._game_names:
-            i = s.find(name)
-            while i >= 0:
-                j = i + len(name)
-                inside = any(a <= i and j <= b for a, b in taken)
-                ascii_inside = name.isascii() and (
-                    s[i - 1 : i].isascii()
-                    and s[i - 1 : i].isalnum()
-                    or s[j : j + 1].isascii()
-                    and s[j : j + 1].isalnum()
-                )
-                if not inside and not ascii_inside and not inside_katakana_word(text, where[i], where[j - 1]):
-                    found.add(g)
-                    taken.append((i, j))
-                    break
-                i = s.find(name, i + 1)
-        if len(found) != 1:
-            return None
-        rest = text
-        for i, j in sorted(taken, reverse=True):
-            rest = rest[: where[i]] + " " + rest[where[j - 1] + 1 :]
-        return found.pop(), " ".join(rest.split())
-
     def search_uncached(self, query: str, game: str | None = None, limit: int = 10) -> Results:
         """Sections matching a judge's query, best first; never raises on what a user typed.
 
-        One query with every signal at once (`query()`), evaluated once over the index. Without a game, a
-        query that names one game (`named_game`) is searched in that game without the name (the judge's
-        scope, not a word asked for); where nothing of that game matches the rest, in every game as typed."""
+        One query with every signal at once (`query()`), evaluated once over the index."""
         text = clean_query(query)
         limit = max(1, min(int(limit), 100))
         if not text:
             return Results(query=text, total=0, hits=[])
-        named = self._naming(text) if not game else None
-        if named is not None and named[1]:
-            results = self._search(named[1], named[0], limit)
-            if results.hits:
-                return dataclasses.replace(results, query=text)
-        return self._search(text, game, limit)
-
-    def _search(self, text: str, game: str | None, limit: int) -> Results:
-        """`search_uncached` of a cleaned query in a game (or in all of them)."""
         q = self.query(text)
         if q is None:
             return Results(query=text, total=0, hits=[])
