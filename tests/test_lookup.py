@@ -80,7 +80,8 @@ def test_lookup_on_the_seventh_writers_tuning_half(client):
     [
         # the eighth writer's tuning half, never read (the fifth pass validated on its figure): 78.9 / 68.4 in
         # the bench before it, 84.2 / 72.4 after; 85.5 / 72.4 with ごまかす・悪質 in the synonyms (the sixth pass)
-        ("situations_tune8.yaml", (0.855, 0.72)),
+        # (84.2 / 72.4 again once 悪質 → 重度 was taken out after review)
+        ("situations_tune8.yaml", (0.84, 0.72)),
         # the ninth writer's, the fifth pass tuned on it: 73.0 / 62.9 before, 78.7 / 68.5 after in the bench
         # (77.5 / 67.4 here: the test app carries the fixture game, whose text moves the words' rarity)
         ("situations_tune9.yaml", (0.775, 0.674)),
@@ -328,3 +329,11 @@ def test_a_key_the_analyzer_cuts_is_one_word(library):
     # a key whose pieces the text has stays as the analyzer cut it (同じ・カード)
     words, surfaces, _ = library.lookup._query_words("同じカード5枚入ってた")
     assert "同じカード" not in surfaces, surfaces
+
+
+def test_a_removal_rule_without_a_consequence_has_a_badge(client):
+    """A removes rule that names no consequence (the fixture game's 警告 2 回で失格) shows the text's own words
+    for what follows, not an empty badge."""
+    html = client.get("/wizard/hoshikuzu", query_string={"q": "警告を2回受けた"}).get_data(as_text=True)
+    assert '<span class="badge"></span>' not in html
+    assert re.search(r'<span class="badge">[^<]+</span> 自動で適用', html)
