@@ -625,6 +625,31 @@ def test_recording_makes_no_orm_session_and_a_page_still_finds_the_member_in_its
         db._unit_session = real
 
 
+def test_an_object_read_before_the_unit_has_a_session_is_detached_not_transient(ev, db_app):
+    """What `attach` reads before the unit makes its ORM session waits detached: a relationship it did not
+    load raises (a transient object would answer an empty list: the event would seem to have no staff) and
+    loads once the session is made."""
+    from sqlalchemy.orm.exc import DetachedInstanceError
+
+    from judgeapp.events.db import attach
+    from judgeapp.events.models import Event
+
+    db = db_app.extensions["judgeapp.db"]
+    with db.reader() as s:
+        event = s.get(Event, ev["org"].event_id)
+        values = {c.key: getattr(event, c.key) for c in Event.__mapper__.column_attrs}
+    token = db.open_unit()
+    try:
+        unit = db._unit.get()
+        obj = attach(unit, Event, values)
+        with pytest.raises(DetachedInstanceError):
+            obj.staff  # noqa: B018
+        unit.orm()
+        assert [m.name for m in obj.staff]
+    finally:
+        db.close_unit(token)
+
+
 def test_idempotent_replay_writes_nothing_and_leaves_the_count(ev, db_app):
     fj, player = ev["fj"], ev["player"]
     first = record(fj, player, "N", idempotency_key="same-key")

@@ -176,7 +176,6 @@ class _Unit:
             session = self.session = self.db._unit_session()
             session.info["unit"] = self
             for _key, obj in self.pending:
-                make_transient_to_detached(obj)
                 session.add(obj)
             self.pending.clear()
         return self.session
@@ -404,7 +403,10 @@ def attach(where: Session | _Unit, cls: type, values: dict, related: dict | None
                 if known == key:
                     return obj
             obj = _loaded(mapper, values, related)
-            where.pending.append((key, obj))  # detached and added when the session is made (`_Unit.orm`)
+            # detached now (a lazy load raises instead of answering empty) and added when the session is
+            # made (`_Unit.orm`)
+            make_transient_to_detached(obj)
+            where.pending.append((key, obj))
             return obj
         where = where.session
     found = where.identity_map.get(key)
