@@ -33,6 +33,7 @@ from .analysis import (
     KATAKANA_THEN_HIRAGANA,
     PARTICLE_CHARS,
     QUERY_STOP,
+    ROMAJI_TAIL,
     Word,
     analyzer,
     char_bigrams,
@@ -41,8 +42,11 @@ from .analysis import (
     inside_katakana_word,
     katakana_word,
     query_number_terms,
+    romaji_moras,
     spelling_maps,
+    spoken_numbers,
     title_topic,
+    to_hiragana,
     weighted_query,
     without_question_tail,
     word_pairs,
@@ -177,7 +181,42 @@ class QueryBuilding:
 
     def analyse(self, text: str) -> list[QueryWord]:
         """The query's content words, analysed once (a run of kana is also kept whole)."""
-        return self._analyse(text)[0]
+        return self._analyse(self.as_meant(text))[0]
+
+    def as_meant(self, text: str) -> str:
+        """What a judge typed or said, as written: a section number said in kana written as one (さんびー →
+        3b, `spoken_numbers`), and a romaji tail that the phone's kana input left unconverted completed to
+        the corpus's reading it starts (ちこk → ちこく, `_romaji_tail`)."""
+        text = spoken_numbers(text)
+        if ROMAJI_TAIL.search(text):
+            text = ROMAJI_TAIL.sub(lambda m: self._romaji_tail(m.group(1), m.group(2)), text)
+        return text
+
+    def _romaji_tail(self, kana: str, letters: str) -> str:
+        """A run of kana that ends in the consonant of a mora not typed yet (ちこk, でっきちぇっk, かーf): the
+        kana and the mora of that consonant whose end is the longest reading of the corpus (チコク; チェック
+        in デッキチェック), else the one reading that is the kana and one more mora (まりがs: マリガン; かーf:
+        カード), else the kana alone."""
+        k = fold(to_katakana(kana))
+        # the mora that makes the run, or its end (でっきちぇっk: チェック), a reading of the corpus: the longest
+        best = 0
+        found = []
+        for m in romaji_moras(letters):
+            w = k + m
+            n = next((n for n in range(len(w), len(m) + 1, -1) if w[-n:] in self.readings), 0)
+            if n > best:
+                best, found = n, [w]
+        if not found:
+            i = bisect.bisect_left(self._sorted_readings, k)
+            more = []
+            while i < len(self._sorted_readings) and self._sorted_readings[i].startswith(k):
+                r = self._sorted_readings[i]
+                tail = r[len(k) :]
+                if len(tail) == 1 or (len(tail) == 2 and tail[1] in "ャュョァィゥェォ"):
+                    more.append(r)
+                i += 1
+            found = more if len(more) == 1 else []
+        return to_hiragana(found[0]) if found else kana
 
     def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None, str]:
         """`analyse`, SudachiPy's words of the whole text when the text is one chunk (None otherwise), so
@@ -783,6 +822,7 @@ class QueryBuilding:
         judges' words in it; the query's character pairs (all, and some). A section that has every word
         scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
         """
+        text = self.as_meant(text)
         whole, content = None, text
         if words is None:
             words, whole, content = self._analyse(text)
