@@ -123,6 +123,9 @@ class Word:
     # stands as an adverb (いま, 前, 毎回); the situation lookup weighs it less where the text never uses it
     light: bool = False
     verb: bool = False  # a verb (持ち掛ける: its short units 持つ and 掛ける say less than the compound)
+    # an interjection or a filler (えーと, うーん, あのー, ほら, はい): what a judge says around a question,
+    # never a word of it (a query drops it)
+    filler: bool = False
 
 
 class Analyzer:
@@ -267,6 +270,7 @@ class Analyzer:
             aux=aux,
             part_readings=tuple(fold(p.reading_form()) for p in short) if len(parts) > 1 else (),
             verb=m.part_of_speech()[0] == "動詞",
+            filler=m.part_of_speech()[0] == "感動詞",
         )
 
 

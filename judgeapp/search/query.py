@@ -256,7 +256,7 @@ class QueryBuilding:
             words = [
                 x
                 for w in analysed
-                if w.forms[0] not in QUERY_STOP and not _about(w, chunk)
+                if w.forms[0] not in QUERY_STOP and not w.filler and not _about(w, chunk)
                 for x in self._without_question_word(w)
             ]
             if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
