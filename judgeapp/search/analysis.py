@@ -657,53 +657,54 @@ _SPOKEN = sorted(
 )
 
 
-def spoken_number(text: str) -> str:
-    """A section number said in kana, as written (サンビー → 3b, ナナジョウノイー → 7条e, ダイジュッショウ →
-    第10章, ロクビーサン → 6b3, 7のイー → 7e); "" when the text is not one. The whole text must be numerals
-    (said or written), letters (their names, or one Latin letter), the words of a number and の between
-    them, hold a numeral said or の, start with a numeral or 第, and hold a letter after a numeral or start
-    with 第 (サン alone, or サンショウ, 参照, is no section)."""
-    k = to_katakana(text).lower()
-    parts: list[tuple[str, str]] = []
-    i, said = 0, False
+def _spoken_parts(k: str, i: int) -> list[tuple[str, str, bool, int]]:
+    """The parts of a section number said or written from k[i] on (k in katakana, lower case), as far as
+    they go: (value, kind, said, where it ends) each; kind is digit, letter or mark."""
+    out: list[tuple[str, str, bool, int]] = []
     while i < len(k):
         ch = k[i]
         if ch.isascii() and ch.isdigit():
             j = i
             while j < len(k) and k[j].isascii() and k[j].isdigit():
                 j += 1
-            parts.append((str(int(k[i:j])), "digit"))
+            out.append((str(int(k[i:j])), "digit", False, j))
             i = j
             continue
         if "a" <= ch <= "z":
             if i + 1 < len(k) and "a" <= k[i + 1] <= "z":
-                return ""
-            parts.append((ch, "letter"))
+                break  # a Latin word (BO3, sleeves), not a section's letter
+            out.append((ch, "letter", False, i + 1))
             i += 1
             continue
         if ch in "第章節条項":
-            parts.append((ch, "mark"))
+            out.append((ch, "mark", False, i + 1))
             i += 1
             continue
-        for surface, value, kind in _SPOKEN:
+        for surface, value, kind in _SPOKEN_BY_CHAR.get(ch, ()):
             if k.startswith(surface, i):
-                parts.append((value, kind))
-                said = said or kind != "mark" or surface == "ノ"
                 i += len(surface)
+                out.append((value, kind, kind != "mark" or surface == "ノ", i))
                 break
         else:
-            return ""
-    if not said or not parts or parts[0][1] == "letter" or (parts[0][1] == "mark" and parts[0][0] != "第"):
+            break
+    return out
+
+
+def _written(parts: list[tuple[str, str, bool, int]]) -> str:
+    """The section number some parts make, as written ("" when they make none: see `spoken_number`)."""
+    if not any(said for _, _, said, _ in parts) or parts[0][1] == "letter":
         return ""
-    lettered = any(
-        a[1] == "digit" and b[1] in ("letter", "mark") for a, b in zip(parts, parts[1:], strict=False)
+    if parts[0][1] == "mark" and parts[0][0] != "第":
+        return ""
+    kinds = [kind for _, kind, _, _ in parts]
+    lettered = "letter" in kinds and any(
+        a == "digit" and b in ("letter", "mark") for a, b in zip(kinds, kinds[1:], strict=False)
     )
-    lettered = lettered and any(kind == "letter" for _, kind in parts)
-    if not (lettered or parts[0][0] == "第") or not any(kind == "digit" for _, kind in parts):
+    if not (lettered or parts[0][0] == "第") or "digit" not in kinds:
         return ""
     out, run = [], ""
-    for value, kind in [*parts, ("", "end")]:
-        if kind == "digit" and not (run and (run[-1].isdigit() != value[-1].isdigit())):
+    for value, kind, _, _ in [*parts, ("", "end", False, 0)]:
+        if kind == "digit" and not (run and run[-1].isdigit() != value[-1].isdigit()):
             run += value
             continue
         if kind == "digit":
@@ -718,7 +719,22 @@ def spoken_number(text: str) -> str:
     return "".join(out)
 
 
+def spoken_number(text: str) -> str:
+    """A section number said in kana, as written (サンビー → 3b, ナナジョウノイー → 7条e, ダイジュッショウ →
+    第10章, ロクビーサン → 6b3, 7のイー → 7e); "" when the text is not one. The whole text must be numerals
+    (said or written), letters (their names, or one Latin letter), the words of a number and の between
+    them, hold a numeral said or の, start with a numeral or 第, and hold a letter after a numeral or start
+    with 第 (サン alone, or サンショウ, 参照, is no section)."""
+    k = to_katakana(text).lower()
+    parts = _spoken_parts(k, 0)
+    return _written(parts) if parts and parts[-1][3] == len(k) else ""
+
+
 SPOKEN_RUN = re.compile("[0-9a-zA-Zぁ-んァ-ヶー第章節条項]{3,}")
+_SPOKEN_BY_CHAR: dict[str, list[tuple[str, str, str]]] = {}
+for _t in _SPOKEN:
+    _SPOKEN_BY_CHAR.setdefault(_t[0][0], []).append(_t)
+_SPOKEN_STARTS = frozenset("0123456789") | {t[0][0] for t in _SPOKEN if t[2] == "digit"} | {"ダ", "第"}
 
 
 def spoken_numbers(text: str) -> str:
@@ -730,12 +746,17 @@ def spoken_numbers(text: str) -> str:
     out, last = [], 0
     for m in SPOKEN_RUN.finditer(text):
         run = m.group()
+        k = to_katakana(run).lower()
         found = None
-        for a in range(len(run) - 2):
-            for b in range(len(run), a + 2, -1):
+        for a in range(len(k) - 2):
+            if k[a] not in _SPOKEN_STARTS:
+                continue
+            parts = _spoken_parts(k, a)
+            for n in range(len(parts), 1, -1):  # the longest stretch that ends the run or meets a particle
+                b = parts[n - 1][3]
                 if b < len(run) and run[b] not in PARTICLE_CHARS and not run.startswith("って", b):
                     continue
-                written = spoken_number(run[a:b])
+                written = _written(parts[:n])
                 if written:
                     found = (a, b, written)
                     break
