@@ -338,3 +338,14 @@ def test_what_a_phone_or_a_voice_leaves_in_a_query(library):
         assert ix.as_meant(text) == text
     assert [qw.word.surface for qw in ix.analyse("うーん遅刻")] == ["遅刻"]
     assert [qw.word.surface for qw in ix.analyse("あのー ほら 遅刻")] == ["遅刻"]
+
+
+def test_an_english_word_typed_for_a_loan_word_of_the_corpus(library):
+    """A Latin word the corpus lacks finds the corpus's loan word of the same consonants and first letter
+    (mulligan: マリガン; sleeves, a plural: スリーブ), at the spelling weight; not one that only shares the
+    consonants (turns is no チャレンジ)."""
+    ix = library.index
+    assert ix._latin_loans("mulligan") == ["マリガン"]
+    assert "スリーブ" in ix._latin_loans("sleeves")
+    assert ix._latin_loans("turns") == [] and ix._latin_loans("DQ") == []
+    assert ix.search("sleeves opaque").hits[0].id == "tcg-taikai/floor-rules/4f"

@@ -801,3 +801,10 @@ def romaji_moras(letters: str) -> list[str]:
 def to_hiragana(text: str) -> str:
     """Katakana to hiragana (ー and the characters without a hiragana kept)."""
     return "".join(chr(ord(ch) - 0x60) if "ァ" <= ch <= "ヶ" and ch not in "ヴヵヶ" else ch for ch in text)
+
+
+# The first letter of each kana's romaji (Hepburn: シ shi, チ chi, ツ tsu, フ fu, ジ ji), so that a Latin word
+# and a loan word can be told to start alike (drop and ドロップ, not turns and チャレンジ).
+KANA_FIRST_LETTER = {m[0]: c[0] for c, row in _ROWS.items() if c != "c" for m in row if m}
+KANA_FIRST_LETTER.update({"シ": "s", "チ": "c", "ツ": "t", "フ": "f", "ジ": "j", "ヂ": "j", "ヅ": "z"})
+KANA_FIRST_LETTER.update(dict(zip("アイウエオ", "aiueo", strict=True)))

@@ -17,6 +17,7 @@ from ..textnorm import (
     is_kana,
     kana_consonants,
     kana_skeleton,
+    latin_consonants,
     squash,
     squash_map,
     to_katakana,
@@ -27,6 +28,7 @@ from .analysis import (
     HIRAGANA_RUN,
     KANA_COUNT_QUESTION,
     KANA_COUNTERS,
+    KANA_FIRST_LETTER,
     KANA_QUESTION_TAIL,
     KANJI_RE,
     KANJI_WORD,
@@ -104,6 +106,12 @@ class QueryBuilding:
             for r, surfaces in lex["reading"].items()
             if len(r) >= 2 and any(katakana_word(fold(x), 2) for x in surfaces)
         )
+        # the same by their consonants as a Japanese reader says a Latin word (drop, ドロップ: TRB)
+        self._loan_consonants: dict[str, list[str]] = {}
+        for r in sorted(self._loan_readings):
+            cons = kana_consonants(r)
+            if len(cons) >= 3:
+                self._loan_consonants.setdefault(cons, []).append(r)
 
     def _words(self, text: str) -> list[Word]:
         """The analysis of a short text, kept (synonym keys and phrases are analysed once)."""
@@ -483,6 +491,20 @@ class QueryBuilding:
                 return "" if common else word
         return ""
 
+    def _latin_loans(self, word: str) -> list[str]:
+        """The corpus's loan words a Latin word typed for one may be (four letters or more, lower case): the
+        same consonants as a Japanese reader says them (`latin_consonants`, `kana_consonants`: mulligan and
+        マリガン MRKN), three or more, and the same first letter (not turns and チャレンジ); failing that, an
+        English plural's s left off (sleeves: スリーブ). At most three, else none."""
+        if not (len(word) >= 4 and word.isalpha() and word.islower()):
+            return []
+        cons = latin_consonants(word)
+        for c in (cons, cons[:-1] if word.endswith("s") else ""):
+            found = [r for r in self._loan_consonants.get(c, ()) if KANA_FIRST_LETTER.get(r[0]) == word[0]]
+            if found:
+                return found if len(found) <= 3 else []
+        return []
+
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
         out = list(self._letters.get(squash(k), ()))
@@ -569,6 +591,12 @@ class QueryBuilding:
                         for x in text.split("|")
                     ]
                     alts.append(weighted_query(Q.And(both), WEIGHT["fuzzy"] / len(both)))
+        if w.surface.isascii() and self._unknown(qw):
+            # an English word typed for a loan word of the corpus (sleeves: スリーブ), by its consonants
+            for r in self._latin_loans(w.surface):
+                alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(r, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
         stem = word_stem(w)
         if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
             # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
