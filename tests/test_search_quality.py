@@ -161,10 +161,10 @@ def test_nothing_found_stays_nothing(library):
         ("search_unseen_tune8.yaml", (0.98, 0.85)),
         ("search_unseen_tune9.yaml", (0.97, 0.82)),
         # a tenth and an eleventh writer (2026-12-02; phone typing, voice input), measured before the eighth
-        # quality pass (the bench): tune10 96.0% / 81.2%, tune11 92.5% / 74.1%; after it (romaji tails)
-        # tune10 97.2% / 83.0%, tune11 unchanged (it is validated on, by its figures only); here, where the
-        # fixture game is searched too: tune10 97.2% / 83.0%, tune11 92.5% / 73.0% (127/174)
-        ("search_unseen_tune10.yaml", (0.97, 0.82)),
+        # quality pass (the bench): tune10 96.0% / 81.2%, tune11 92.5% / 74.1%; after it (romaji tails, English
+        # words for loan words) tune10 97.7% / 83.5%, tune11 unchanged (validated on, by its figures only);
+        # here, where the fixture game is searched too: tune10 97.7% / 83.5%, tune11 92.5% / 73.0% (127/174)
+        ("search_unseen_tune10.yaml", (0.97, 0.83)),
         ("search_unseen_tune11.yaml", (0.92, 0.72)),
     ],
 )
