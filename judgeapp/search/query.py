@@ -153,6 +153,11 @@ class QueryBuilding:
             if key not in self._synonym_by_key and key not in self.readings and key not in words:
                 self._synonym_by_key[key] = [i]
                 self._entry_keys[i].add(key)
+        # the katakana keys by their consonants, for an English word typed for one (drop: ドロップ)
+        self._key_consonants: dict[str, list[str]] = {}
+        for key in self._synonym_by_key:
+            if katakana_word(key, 3) and len(cons := kana_consonants(key)) >= 3:
+                self._key_consonants.setdefault(cons, []).append(key)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
         # the lengths of the keys beginning with each character, shortest first (the only slices to try)
         lengths: dict[str, set[int]] = {}
@@ -505,6 +510,21 @@ class QueryBuilding:
                 return found if len(found) <= 3 else []
         return []
 
+    def _latin_keys(self, qw: QueryWord) -> list[str]:
+        """The synonym list's katakana keys an English word may be typed for, as `_latin_loans` finds the
+        corpus's loan words (drop: ドロップ)."""
+        word = qw.word.surface
+        if not (len(word) >= 4 and word.isascii() and word.isalpha() and word.islower()) or not self._unknown(
+            qw
+        ):
+            return []
+        cons = latin_consonants(word)
+        for c in (cons, cons[:-1] if word.endswith("s") else ""):
+            found = [k for k in self._key_consonants.get(c, ()) if KANA_FIRST_LETTER.get(k[0]) == word[0]]
+            if found:
+                return found if len(found) <= 3 else []
+        return []
+
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
         out = list(self._letters.get(squash(k), ()))
@@ -783,6 +803,9 @@ class QueryBuilding:
             if len(run) > 1:
                 found += self._synonym_by_key.get(squash("".join(run)), [])
             run = []
+        for qw in qws:  # an English word typed for a katakana key (drop: ドロップ)
+            for key in self._latin_keys(qw):
+                found += self._synonym_by_key[key]
         if not found and is_kana(s):
             spoken = to_katakana(s)
             # the readings found in it, in the list's order (looked up by slice, not each tried as a substring)
@@ -836,7 +859,12 @@ class QueryBuilding:
             hit = False
             for qw in out:
                 w = qw.word
-                if squash(w.surface) in keys or w.forms[0] in keys or (qw.kana and w.reading in keys):
+                if (
+                    squash(w.surface) in keys
+                    or w.forms[0] in keys
+                    or (qw.kana and w.reading in keys)
+                    or any(k in keys for k in self._latin_keys(qw))
+                ):
                     qw.phrases = qw.phrases + tuple(self._phrase_queries(e))
                     hit = True
             if not hit:
