@@ -16,6 +16,7 @@ from ..textnorm import (
     fold,
     is_kana,
     kana_skeleton,
+    kanji_number,
     latin_consonants,
     section_number_keys,
     spelled_letters,
@@ -122,6 +123,9 @@ class Word:
     # stands as an adverb (いま, 前, 毎回); the situation lookup weighs it less where the text never uses it
     light: bool = False
     verb: bool = False  # a verb (持ち掛ける: its short units 持つ and 掛ける say less than the compound)
+    # an interjection or a filler (えーと, うーん, あのー, ほら, はい): what a judge says around a question,
+    # never a word of it (a query drops it)
+    filler: bool = False
 
 
 class Analyzer:
@@ -266,6 +270,7 @@ class Analyzer:
             aux=aux,
             part_readings=tuple(fold(p.reading_form()) for p in short) if len(parts) > 1 else (),
             verb=m.part_of_speech()[0] == "動詞",
+            filler=m.part_of_speech()[0] == "感動詞",
         )
 
 
@@ -625,3 +630,181 @@ def term_word(w: Word) -> bool:
         and not NUMBERING.fullmatch(w.forms[0])
         and not re.fullmatch("[ぁ-ん]+", w.surface)
     )
+
+
+# --- what a judge says rather than types: a section number spoken (voice input), a romaji tail ---------------
+
+# The numerals and the names of the Latin letters as Japanese says them (katakana, folded: ー kept), and the
+# words of a section number (第, 章, 条, 節, 項), so that a number that voice input writes in kana (さんびー,
+# ななじょうのいー, だいじゅっしょう) is read as the number written (3b, 7条e, 第10章).
+_SPOKEN_DIGITS = {
+    "ゼロ": "〇", "レイ": "〇", "イチ": "一", "イッ": "一", "ニ": "二", "サン": "三", "ヨン": "四", "ゴ": "五",
+    "ロク": "六", "ロッ": "六", "ナナ": "七", "シチ": "七", "ハチ": "八", "ハッ": "八", "キュウ": "九",
+    "キュー": "九", "ジュウ": "十", "ジュー": "十", "ジュッ": "十", "ジッ": "十", "ヒャク": "百", "ビャク": "百",
+    "ピャク": "百",
+}  # fmt: skip
+_SPOKEN_LETTERS = {
+    "エー": "a", "エイ": "a", "ビー": "b", "シー": "c", "ディー": "d", "デー": "d", "イー": "e", "エフ": "f",
+    "ジー": "g", "エイチ": "h", "エッチ": "h", "アイ": "i", "ジェー": "j", "ジェイ": "j", "ケー": "k",
+    "ケイ": "k", "エル": "l", "エム": "m", "エヌ": "n",
+}  # fmt: skip
+_SPOKEN_MARKS = {"ダイ": "第", "ショウ": "章", "ジョウ": "条", "セツ": "節", "コウ": "項", "ノ": ""}
+_SPOKEN = sorted(
+    [(k, v, "digit") for k, v in _SPOKEN_DIGITS.items()]
+    + [(k, v, "letter") for k, v in _SPOKEN_LETTERS.items()]
+    + [(k, v, "mark") for k, v in _SPOKEN_MARKS.items()],
+    key=lambda t: -len(t[0]),
+)
+
+
+def _spoken_parts(k: str, i: int) -> list[tuple[str, str, bool, int]]:
+    """The parts of a section number said or written from k[i] on (k in katakana, lower case), as far as
+    they go: (value, kind, said, where it ends) each; kind is digit, letter or mark."""
+    out: list[tuple[str, str, bool, int]] = []
+    while i < len(k):
+        ch = k[i]
+        if ch.isascii() and ch.isdigit():
+            j = i
+            while j < len(k) and k[j].isascii() and k[j].isdigit():
+                j += 1
+            out.append((str(int(k[i:j])), "digit", False, j))
+            i = j
+            continue
+        if "a" <= ch <= "z":
+            if i + 1 < len(k) and "a" <= k[i + 1] <= "z":
+                break  # a Latin word (BO3, sleeves), not a section's letter
+            out.append((ch, "letter", False, i + 1))
+            i += 1
+            continue
+        if ch in "第章節条項":
+            out.append((ch, "mark", False, i + 1))
+            i += 1
+            continue
+        for surface, value, kind in _SPOKEN_BY_CHAR.get(ch, ()):
+            if k.startswith(surface, i):
+                i += len(surface)
+                out.append((value, kind, kind != "mark" or surface == "ノ", i))
+                break
+        else:
+            break
+    return out
+
+
+def _written(parts: list[tuple[str, str, bool, int]]) -> str:
+    """The section number some parts make, as written ("" when they make none: see `spoken_number`)."""
+    if not any(said for _, _, said, _ in parts) or parts[0][1] == "letter":
+        return ""
+    if parts[0][1] == "mark" and parts[0][0] != "第":
+        return ""
+    kinds = [kind for _, kind, _, _ in parts]
+    lettered = "letter" in kinds and any(
+        a == "digit" and b in ("letter", "mark") for a, b in zip(kinds, kinds[1:], strict=False)
+    )
+    if not (lettered or parts[0][0] == "第") or "digit" not in kinds:
+        return ""
+    out, run = [], ""
+    for value, kind, _, _ in [*parts, ("", "end", False, 0)]:
+        if kind == "digit" and not (run and run[-1].isdigit() != value[-1].isdigit()):
+            run += value
+            continue
+        if kind == "digit":
+            return ""  # 3 and さん side by side
+        if run:
+            n = int(run) if run.isdigit() else kanji_number(run)
+            if n is None:
+                return ""
+            out.append(str(n))
+            run = ""
+        out.append(value)
+    return "".join(out)
+
+
+def spoken_number(text: str) -> str:
+    """A section number said in kana, as written (サンビー → 3b, ナナジョウノイー → 7条e, ダイジュッショウ →
+    第10章, ロクビーサン → 6b3, 7のイー → 7e); "" when the text is not one. The whole text must be numerals
+    (said or written), letters (their names, or one Latin letter), the words of a number and の between
+    them, hold a numeral said or の, start with a numeral or 第, and hold a letter after a numeral or start
+    with 第 (サン alone, or サンショウ, 参照, is no section)."""
+    k = to_katakana(text).lower()
+    parts = _spoken_parts(k, 0)
+    return _written(parts) if parts and parts[-1][3] == len(k) else ""
+
+
+SPOKEN_RUN = re.compile("[0-9a-zA-Zぁ-んァ-ヶー第章節条項]{3,}")
+_SPOKEN_BY_CHAR: dict[str, list[tuple[str, str, str]]] = {}
+for _t in _SPOKEN:
+    _SPOKEN_BY_CHAR.setdefault(_t[0][0], []).append(_t)
+_SPOKEN_STARTS = frozenset("0123456789") | {t[0][0] for t in _SPOKEN if t[2] == "digit"} | {"ダ", "第"}
+
+
+def spoken_numbers(text: str) -> str:
+    """The text with each section number said in kana (`spoken_number`) written as one, spaced apart as a
+    query part of its own (えーとさんびーってなに → えーと 3b ってなに): a run of kana, or its start, or a
+    stretch of it that a particle or the run's end follows."""
+    if not SPOKEN_RUN.search(text):
+        return text
+    out, last = [], 0
+    for m in SPOKEN_RUN.finditer(text):
+        run = m.group()
+        k = to_katakana(run).lower()
+        found = None
+        for a in range(len(k) - 2):
+            if k[a] not in _SPOKEN_STARTS:
+                continue
+            parts = _spoken_parts(k, a)
+            for n in range(len(parts), 1, -1):  # the longest stretch that ends the run or meets a particle
+                b = parts[n - 1][3]
+                if b < len(run) and run[b] not in PARTICLE_CHARS and not run.startswith("って", b):
+                    continue
+                written = _written(parts[:n])
+                if written:
+                    found = (a, b, written)
+                    break
+            if found:
+                break
+        if found:
+            a, b, written = found
+            out.append(text[last : m.start() + a] + " " + written + " ")
+            last = m.start() + b
+    out.append(text[last:])
+    return "".join(out).strip() if last else text
+
+
+# A run of kana that ends in one or two consonants of romaji (ちこk, しゃっふr): the phone's kana input had
+# not converted the mora the judge was typing. Lower case only (DQ, GL and HJ are words, not a tail).
+ROMAJI_TAIL = re.compile("([ぁ-んァ-ヶー]{2,})([bcdfghjklmnpqrstvwxyz]{1,2})(?![a-zA-Z0-9])")
+_ROWS = {
+    "k": "カキクケコ", "g": "ガギグゲゴ", "s": "サシスセソ", "z": "ザジズゼゾ", "j": ["ジャ", "ジ", "ジュ", "ジェ", "ジョ"],
+    "t": "タチツテト", "d": "ダヂヅデド", "n": "ナニヌネノ", "h": "ハヒフヘホ", "f": ["ファ", "フィ", "フ", "フェ", "フォ"],
+    "b": "バビブベボ", "p": "パピプペポ", "m": "マミムメモ", "y": ["ヤ", "", "ユ", "", "ヨ"], "r": "ラリルレロ",
+    "w": ["ワ", "", "", "", "ヲ"], "v": ["ヴァ", "ヴィ", "ヴ", "ヴェ", "ヴォ"], "c": "カシクセコ",
+    "sh": ["シャ", "シ", "シュ", "シェ", "ショ"], "ch": ["チャ", "チ", "チュ", "チェ", "チョ"],
+    "ts": ["", "", "ツ", "", ""], "ky": ["キャ", "", "キュ", "", "キョ"], "gy": ["ギャ", "", "ギュ", "", "ギョ"],
+    "ny": ["ニャ", "", "ニュ", "", "ニョ"], "hy": ["ヒャ", "", "ヒュ", "", "ヒョ"], "by": ["ビャ", "", "ビュ", "", "ビョ"],
+    "py": ["ピャ", "", "ピュ", "", "ピョ"], "my": ["ミャ", "", "ミュ", "", "ミョ"], "ry": ["リャ", "", "リュ", "", "リョ"],
+}  # fmt: skip
+
+
+def romaji_moras(letters: str) -> list[str]:
+    """The moras (katakana) that romaji starting with these consonants may become: k → カ キ ク ケ コ; n also
+    ン; a doubled consonant (kk) the small ッ before them."""
+    letters = letters.lower()
+    out: list[str] = []
+    if len(letters) == 2 and letters[0] == letters[1] and letters[0] != "n":
+        return ["ッ" + m for m in romaji_moras(letters[0])]
+    out += [m for m in _ROWS.get(letters, ()) if m]
+    if letters in ("n", "nn"):
+        out.append("ン")
+    return out
+
+
+def to_hiragana(text: str) -> str:
+    """Katakana to hiragana (ー and the characters without a hiragana kept)."""
+    return "".join(chr(ord(ch) - 0x60) if "ァ" <= ch <= "ヶ" and ch not in "ヴヵヶ" else ch for ch in text)
+
+
+# The first letter of each kana's romaji (Hepburn: シ shi, チ chi, ツ tsu, フ fu, ジ ji), so that a Latin word
+# and a loan word can be told to start alike (drop and ドロップ, not turns and チャレンジ).
+KANA_FIRST_LETTER = {m[0]: c[0] for c, row in _ROWS.items() if c != "c" for m in row if m}
+KANA_FIRST_LETTER.update({"シ": "s", "チ": "c", "ツ": "t", "フ": "f", "ジ": "j", "ヂ": "j", "ヅ": "z"})
+KANA_FIRST_LETTER.update(dict(zip("アイウエオ", "aiueo", strict=True)))

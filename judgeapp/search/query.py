@@ -17,6 +17,7 @@ from ..textnorm import (
     is_kana,
     kana_consonants,
     kana_skeleton,
+    latin_consonants,
     squash,
     squash_map,
     to_katakana,
@@ -27,12 +28,14 @@ from .analysis import (
     HIRAGANA_RUN,
     KANA_COUNT_QUESTION,
     KANA_COUNTERS,
+    KANA_FIRST_LETTER,
     KANA_QUESTION_TAIL,
     KANJI_RE,
     KANJI_WORD,
     KATAKANA_THEN_HIRAGANA,
     PARTICLE_CHARS,
     QUERY_STOP,
+    ROMAJI_TAIL,
     Word,
     analyzer,
     char_bigrams,
@@ -41,8 +44,11 @@ from .analysis import (
     inside_katakana_word,
     katakana_word,
     query_number_terms,
+    romaji_moras,
     spelling_maps,
+    spoken_numbers,
     title_topic,
+    to_hiragana,
     weighted_query,
     without_question_tail,
     word_pairs,
@@ -100,6 +106,12 @@ class QueryBuilding:
             for r, surfaces in lex["reading"].items()
             if len(r) >= 2 and any(katakana_word(fold(x), 2) for x in surfaces)
         )
+        # the same by their consonants as a Japanese reader says a Latin word (drop, ドロップ: TRB)
+        self._loan_consonants: dict[str, list[str]] = {}
+        for r in sorted(self._loan_readings):
+            cons = kana_consonants(r)
+            if len(cons) >= 3:
+                self._loan_consonants.setdefault(cons, []).append(r)
 
     def _words(self, text: str) -> list[Word]:
         """The analysis of a short text, kept (synonym keys and phrases are analysed once)."""
@@ -141,6 +153,11 @@ class QueryBuilding:
             if key not in self._synonym_by_key and key not in self.readings and key not in words:
                 self._synonym_by_key[key] = [i]
                 self._entry_keys[i].add(key)
+        # the katakana keys by their consonants, for an English word typed for one (drop: ドロップ)
+        self._key_consonants: dict[str, list[str]] = {}
+        for key in self._synonym_by_key:
+            if katakana_word(key, 3) and len(cons := kana_consonants(key)) >= 3:
+                self._key_consonants.setdefault(cons, []).append(key)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
         # the lengths of the keys beginning with each character, shortest first (the only slices to try)
         lengths: dict[str, set[int]] = {}
@@ -177,7 +194,42 @@ class QueryBuilding:
 
     def analyse(self, text: str) -> list[QueryWord]:
         """The query's content words, analysed once (a run of kana is also kept whole)."""
-        return self._analyse(text)[0]
+        return self._analyse(self.as_meant(text))[0]
+
+    def as_meant(self, text: str) -> str:
+        """What a judge typed or said, as written: a section number said in kana written as one (さんびー →
+        3b, `spoken_numbers`), and a romaji tail that the phone's kana input left unconverted completed to
+        the corpus's reading it starts (ちこk → ちこく, `_romaji_tail`)."""
+        text = spoken_numbers(text)
+        if ROMAJI_TAIL.search(text):
+            text = ROMAJI_TAIL.sub(lambda m: self._romaji_tail(m.group(1), m.group(2)), text)
+        return text
+
+    def _romaji_tail(self, kana: str, letters: str) -> str:
+        """A run of kana that ends in the consonant of a mora not typed yet (ちこk, でっきちぇっk, かーf): the
+        kana and the mora of that consonant whose end is the longest reading of the corpus (チコク; チェック
+        in デッキチェック), else the one reading that is the kana and one more mora (まりがs: マリガン; かーf:
+        カード), else the kana alone."""
+        k = fold(to_katakana(kana))
+        # the mora that makes the run, or its end (でっきちぇっk: チェック), a reading of the corpus: the longest
+        best = 0
+        found = []
+        for m in romaji_moras(letters):
+            w = k + m
+            n = next((n for n in range(len(w), len(m) + 1, -1) if w[-n:] in self.readings), 0)
+            if n > best:
+                best, found = n, [w]
+        if not found:
+            i = bisect.bisect_left(self._sorted_readings, k)
+            more = []
+            while i < len(self._sorted_readings) and self._sorted_readings[i].startswith(k):
+                r = self._sorted_readings[i]
+                tail = r[len(k) :]
+                if len(tail) == 1 or (len(tail) == 2 and tail[1] in "ャュョァィゥェォ"):
+                    more.append(r)
+                i += 1
+            found = more if len(more) == 1 else []
+        return to_hiragana(found[0]) if found else kana
 
     def _analyse(self, text: str) -> tuple[list[QueryWord], list[Word] | None, str]:
         """`analyse`, SudachiPy's words of the whole text when the text is one chunk (None otherwise), so
@@ -217,7 +269,7 @@ class QueryBuilding:
             words = [
                 x
                 for w in analysed
-                if w.forms[0] not in QUERY_STOP and not _about(w, chunk)
+                if w.forms[0] not in QUERY_STOP and not w.filler and not _about(w, chunk)
                 for x in self._without_question_word(w)
             ]
             if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
@@ -444,6 +496,35 @@ class QueryBuilding:
                 return "" if common else word
         return ""
 
+    def _latin_loans(self, word: str) -> list[str]:
+        """The corpus's loan words a Latin word typed for one may be (four letters or more, lower case): the
+        same consonants as a Japanese reader says them (`latin_consonants`, `kana_consonants`: mulligan and
+        マリガン MRKN), three or more, and the same first letter (not turns and チャレンジ); failing that, an
+        English plural's s left off (sleeves: スリーブ). At most three, else none."""
+        if not (len(word) >= 4 and word.isalpha() and word.islower()):
+            return []
+        cons = latin_consonants(word)
+        for c in (cons, cons[:-1] if word.endswith("s") else ""):
+            found = [r for r in self._loan_consonants.get(c, ()) if KANA_FIRST_LETTER.get(r[0]) == word[0]]
+            if found:
+                return found if len(found) <= 3 else []
+        return []
+
+    def _latin_keys(self, qw: QueryWord) -> list[str]:
+        """The synonym list's katakana keys an English word may be typed for, as `_latin_loans` finds the
+        corpus's loan words (drop: ドロップ)."""
+        word = qw.word.surface
+        if not (len(word) >= 4 and word.isascii() and word.isalpha() and word.islower()) or not self._unknown(
+            qw
+        ):
+            return []
+        cons = latin_consonants(word)
+        for c in (cons, cons[:-1] if word.endswith("s") else ""):
+            found = [k for k in self._key_consonants.get(c, ()) if KANA_FIRST_LETTER.get(k[0]) == word[0]]
+            if found:
+                return found if len(found) <= 3 else []
+        return []
+
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
         out = list(self._letters.get(squash(k), ()))
@@ -530,6 +611,12 @@ class QueryBuilding:
                         for x in text.split("|")
                     ]
                     alts.append(weighted_query(Q.And(both), WEIGHT["fuzzy"] / len(both)))
+        if w.surface.isascii() and self._unknown(qw):
+            # an English word typed for a loan word of the corpus (sleeves: スリーブ), by its consonants
+            for r in self._latin_loans(w.surface):
+                alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
+                for surface in self.lexicon["reading"].get(r, ())[:3]:
+                    alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
         stem = word_stem(w)
         if stem and w.forms[0] not in self.lexicon["words"] and self._has("kanji", stem):
             # a word of the text's family, written or inflected otherwise (繰り下がる: 繰り下げ)
@@ -716,6 +803,9 @@ class QueryBuilding:
             if len(run) > 1:
                 found += self._synonym_by_key.get(squash("".join(run)), [])
             run = []
+        for qw in qws:  # an English word typed for a katakana key (drop: ドロップ)
+            for key in self._latin_keys(qw):
+                found += self._synonym_by_key[key]
         if not found and is_kana(s):
             spoken = to_katakana(s)
             # the readings found in it, in the list's order (looked up by slice, not each tried as a substring)
@@ -769,7 +859,12 @@ class QueryBuilding:
             hit = False
             for qw in out:
                 w = qw.word
-                if squash(w.surface) in keys or w.forms[0] in keys or (qw.kana and w.reading in keys):
+                if (
+                    squash(w.surface) in keys
+                    or w.forms[0] in keys
+                    or (qw.kana and w.reading in keys)
+                    or any(k in keys for k in self._latin_keys(qw))
+                ):
                     qw.phrases = qw.phrases + tuple(self._phrase_queries(e))
                     hit = True
             if not hit:
@@ -783,6 +878,7 @@ class QueryBuilding:
         judges' words in it; the query's character pairs (all, and some). A section that has every word
         scores the sum of both word signals, so a noise word or a nickname lowers a section, never sinks it.
         """
+        text = self.as_meant(text)
         whole, content = None, text
         if words is None:
             words, whole, content = self._analyse(text)
