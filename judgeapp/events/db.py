@@ -345,22 +345,8 @@ class Database:
         unit = self._unit.get()
         if unit is None:
             with self._read() as s:
-                try:
-                    rows = run(s.connection(), stmt, params)
-                except DBAPIError as exc:
-                    if not exc.connection_invalidated:
-                        raise
-                    s.rollback()
-                    rows = run(s.connection(), stmt, params)
-                return build(s, rows)
-        try:
-            rows = run(unit.connection(), stmt, params)
-        except DBAPIError as exc:
-            if not exc.connection_invalidated:
-                raise
-            unit.lost()
-            rows = run(unit.connection(), stmt, params)
-        return build(unit, rows)
+                return build(s, _run_retried(s.connection, s.rollback, stmt, params))
+        return build(unit, _run_retried(unit.connection, unit.lost, stmt, params))
 
     def end_read(self) -> None:
         """Return the request's connection to the pool; the objects it loaded stay usable, and the next read
@@ -386,6 +372,19 @@ def transient(cls: type, **values: Any) -> Any:
     obj = cls.__mapper__.class_manager.new_instance()
     obj.__dict__.update(values)
     return obj
+
+
+def _run_retried(
+    connection: Callable[[], Connection], lost: Callable[[], None], stmt: Executable, params: dict
+):
+    """`run` on `connection()`, once more on a new one when the first turns out dead (`lost` lets it go)."""
+    try:
+        return run(connection(), stmt, params)
+    except DBAPIError as exc:
+        if not exc.connection_invalidated:
+            raise
+        lost()
+        return run(connection(), stmt, params)
 
 
 def attach(where: Session | _Unit, cls: type, values: dict, related: dict | None = None) -> Any:

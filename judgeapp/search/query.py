@@ -503,12 +503,7 @@ class QueryBuilding:
         English plural's s left off (sleeves: スリーブ). At most three, else none."""
         if not (len(word) >= 4 and word.isalpha() and word.islower()):
             return []
-        cons = latin_consonants(word)
-        for c in (cons, cons[:-1] if word.endswith("s") else ""):
-            found = [r for r in self._loan_consonants.get(c, ()) if KANA_FIRST_LETTER.get(r[0]) == word[0]]
-            if found:
-                return found if len(found) <= 3 else []
-        return []
+        return _by_consonants(word, self._loan_consonants)
 
     def _latin_keys(self, qw: QueryWord) -> list[str]:
         """The synonym list's katakana keys an English word may be typed for, as `_latin_loans` finds the
@@ -518,12 +513,7 @@ class QueryBuilding:
             qw
         ):
             return []
-        cons = latin_consonants(word)
-        for c in (cons, cons[:-1] if word.endswith("s") else ""):
-            found = [k for k in self._key_consonants.get(c, ()) if KANA_FIRST_LETTER.get(k[0]) == word[0]]
-            if found:
-                return found if len(found) <= 3 else []
-        return []
+        return _by_consonants(word, self._key_consonants)
 
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
@@ -965,3 +955,14 @@ class QueryBuilding:
             some = Q.Or([Q.Term("grams", g) for g in grams], boost=WEIGHT["some_grams"])
             return Q.AndMaybe(Q.Or(signals), some)
         return Q.Or(signals)
+
+
+def _by_consonants(word: str, table: dict) -> list[str]:
+    """The kana words of `table` (consonants → words) a Latin word may be typed for: the same consonants and
+    first letter, or failing that the same without an English plural's s; at most three, else none."""
+    cons = latin_consonants(word)
+    for c in (cons, cons[:-1] if word.endswith("s") else ""):
+        found = [k for k in table.get(c, ()) if KANA_FIRST_LETTER.get(k[0]) == word[0]]
+        if found:
+            return found if len(found) <= 3 else []
+    return []
