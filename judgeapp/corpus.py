@@ -165,6 +165,8 @@ class Corpus:
     sections: dict[str, Section]
     version: str
     roots: list[Path] = field(default_factory=list)
+    # each section's body as HTML, rendered once (`render_section_html`: a corpus never changes once read)
+    html: dict[str, Markup] = field(default_factory=dict, repr=False, compare=False)
 
     def section(self, section_id: str) -> Section | None:
         return self.sections.get(section_id)
@@ -439,7 +441,14 @@ def _target(numbering: Numbering, m: re.Match) -> str:
 
 def render_section_html(corpus: Corpus, section: Section) -> Markup:
     """The section body as HTML, with references to other sections of the same document linked (the game's
-    `numbering` says what a reference looks like)."""
+    `numbering` says what a reference looks like). Rendered once per section and kept on the corpus."""
+    done = corpus.html.get(section.id)
+    if done is None:
+        done = corpus.html[section.id] = _render_section_html(corpus, section)
+    return done
+
+
+def _render_section_html(corpus: Corpus, section: Section) -> Markup:
     html = _md.render(section.markdown)
     doc = corpus.documents[f"{section.game}/{section.doc}"]
     patterns = [(re.compile(n.refers), n) for n in corpus.games[section.game].meta.numbering if n.refers]

@@ -71,6 +71,9 @@ def test_section_numbers_and_chapters_in_text_link(broken_corpus):
     assert '<a class="xref" href="/rules/tcg-taikai/floor-rules/6b-iii">6b-iii</a>' in html
     assert '<a class="xref" href="/rules/tcg-taikai/floor-rules/6c-i">6c-i</a>' in html
     assert "10z" in html and "/10z" not in html
+    # rendered once per section and kept on the corpus (a corpus never changes once read): the same body again
+    assert render_section_html(corpus, corpus.sections["tcg-taikai/floor-rules/6b-i"]) is html
+    assert corpus.html["tcg-taikai/floor-rules/6b-i"] is html
 
 
 def test_unknown_pages_are_japanese_404(client):
