@@ -438,12 +438,13 @@ class Lookup:
                         parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
             self._syn_parts.append(tuple(parts))
-        # The keys of two letters or more, for finding one the analyzer cut into pieces (出停 as 出・停)
-        self._split_keys = sorted(
-            {k for keys, _ in self.synonyms for k in keys if len(k) >= 2 and not k.isascii()},
-            key=len,
-            reverse=True,
-        )
+        # The keys of two letters or more, folded as the story is, by their first character: for finding one
+        # the analyzer cut into pieces (出停 as 出・停)
+        self._split_keys: dict[str, list[str]] = {}
+        for k in sorted(
+            {fold(k) for keys, _ in self.synonyms for k in keys if len(k) >= 2 and not k.isascii()}
+        ):
+            self._split_keys.setdefault(k[0], []).append(k)
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -734,7 +735,9 @@ class Lookup:
             if at >= 0:
                 pos = at + len(w.surface)
         out = list(analysed)
-        for key in self._split_keys:
+        # the keys that may be in the story (their first character is), longest first
+        keys = sorted((k for ch in set(folded) for k in self._split_keys.get(ch, ())), key=len, reverse=True)
+        for key in keys:
             a = folded.find(key)
             if a < 0:
                 continue
