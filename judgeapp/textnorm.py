@@ -87,6 +87,13 @@ def to_katakana(text: str) -> str:
     return unicodedata.normalize("NFKC", text).translate(_TO_KATAKANA)
 
 
+def to_hiragana(text: str) -> str:
+    """Katakana to hiragana (ー and the characters without a hiragana kept)."""
+    return "".join(
+        chr(ord(ch) - _KATA_OFFSET) if "ァ" <= ch <= "ヶ" and ch not in "ヴヵヶ" else ch for ch in text
+    )
+
+
 # --- spelling tolerance ------------------------------------------------------------------------------------
 
 _SMALL_KANA = str.maketrans("ァィゥェォャュョヮヵヶ", "アイウエオヤユヨワカケ")
@@ -183,7 +190,7 @@ def latin_consonants(word: str) -> str:
 
 
 # How the letters of an acronym are said (TCG: ティーシージー), ー dropped as squash() drops it.
-_LETTER_NAMES = dict(
+LETTER_NAMES = dict(
     zip(
         "abcdefghijklmnopqrstuvwxyz",
         [
@@ -221,7 +228,7 @@ _LETTER_NAMES = dict(
 
 def spelled_letters(word: str) -> str:
     """An acronym said letter by letter, squashed (TCG → ティシジ)."""
-    return squash("".join(_LETTER_NAMES.get(ch, "") for ch in word.lower()))
+    return squash("".join(LETTER_NAMES.get(ch, "") for ch in word.lower()))
 
 
 # --- section numbers -------------------------------------------------------------------------------------

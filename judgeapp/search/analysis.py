@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from whoosh import query as Q
 
 from ..textnorm import (
+    LETTER_NAMES,
     deletions,
     fold,
     is_kana,
@@ -643,10 +644,10 @@ _SPOKEN_DIGITS = {
     "キュー": "九", "ジュウ": "十", "ジュー": "十", "ジュッ": "十", "ジッ": "十", "ヒャク": "百", "ビャク": "百",
     "ピャク": "百",
 }  # fmt: skip
-_SPOKEN_LETTERS = {
-    "エー": "a", "エイ": "a", "ビー": "b", "シー": "c", "ディー": "d", "デー": "d", "イー": "e", "エフ": "f",
-    "ジー": "g", "エイチ": "h", "エッチ": "h", "アイ": "i", "ジェー": "j", "ジェイ": "j", "ケー": "k",
-    "ケイ": "k", "エル": "l", "エム": "m", "エヌ": "n",
+# the letters a to n (as far as sections are lettered) by their names (`LETTER_NAMES`), and the other ways
+# they are said
+_SPOKEN_LETTERS = {name: ch for ch, name in LETTER_NAMES.items() if ch <= "n"} | {
+    "エイ": "a", "デー": "d", "エッチ": "h", "ジェイ": "j", "ケイ": "k",
 }  # fmt: skip
 _SPOKEN_MARKS = {"ダイ": "第", "ショウ": "章", "ジョウ": "条", "セツ": "節", "コウ": "項", "ノ": ""}
 _SPOKEN = sorted(
@@ -796,11 +797,6 @@ def romaji_moras(letters: str) -> list[str]:
     if letters in ("n", "nn"):
         out.append("ン")
     return out
-
-
-def to_hiragana(text: str) -> str:
-    """Katakana to hiragana (ー and the characters without a hiragana kept)."""
-    return "".join(chr(ord(ch) - 0x60) if "ァ" <= ch <= "ヶ" and ch not in "ヴヵヶ" else ch for ch in text)
 
 
 # The first letter of each kana's romaji (Hepburn: シ shi, チ chi, ツ tsu, フ fu, ジ ji), so that a Latin word

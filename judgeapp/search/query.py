@@ -20,6 +20,7 @@ from ..textnorm import (
     latin_consonants,
     squash,
     squash_map,
+    to_hiragana,
     to_katakana,
 )
 from .analysis import (
@@ -48,7 +49,6 @@ from .analysis import (
     spelling_maps,
     spoken_numbers,
     title_topic,
-    to_hiragana,
     weighted_query,
     without_question_tail,
     word_pairs,
@@ -501,19 +501,12 @@ class QueryBuilding:
         same consonants as a Japanese reader says them (`latin_consonants`, `kana_consonants`: mulligan and
         マリガン MRKN), three or more, and the same first letter (not turns and チャレンジ); failing that, an
         English plural's s left off (sleeves: スリーブ). At most three, else none."""
-        if not (len(word) >= 4 and word.isalpha() and word.islower()):
-            return []
         return _by_consonants(word, self._loan_consonants)
 
     def _latin_keys(self, qw: QueryWord) -> list[str]:
         """The synonym list's katakana keys an English word may be typed for, as `_latin_loans` finds the
         corpus's loan words (drop: ドロップ)."""
-        word = qw.word.surface
-        if not (len(word) >= 4 and word.isascii() and word.isalpha() and word.islower()) or not self._unknown(
-            qw
-        ):
-            return []
-        return _by_consonants(word, self._key_consonants)
+        return _by_consonants(qw.word.surface, self._key_consonants) if self._unknown(qw) else []
 
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
@@ -843,17 +836,18 @@ class QueryBuilding:
         if not entries:
             return words, []
         out = [copy.copy(qw) for qw in words]
+        latin = [self._latin_keys(qw) for qw in out]  # once a word, not once an entry
         loose = []
         for e in entries:
             keys = self._entry_keys[e]
             hit = False
-            for qw in out:
+            for qw, lat in zip(out, latin, strict=True):
                 w = qw.word
                 if (
                     squash(w.surface) in keys
                     or w.forms[0] in keys
                     or (qw.kana and w.reading in keys)
-                    or any(k in keys for k in self._latin_keys(qw))
+                    or any(k in keys for k in lat)
                 ):
                     qw.phrases = qw.phrases + tuple(self._phrase_queries(e))
                     hit = True
@@ -959,7 +953,10 @@ class QueryBuilding:
 
 def _by_consonants(word: str, table: dict) -> list[str]:
     """The kana words of `table` (consonants → words) a Latin word may be typed for: the same consonants and
-    first letter, or failing that the same without an English plural's s; at most three, else none."""
+    first letter, or failing that the same without an English plural's s; at most three, else none. Only a
+    lower-case Latin word of four letters or more (DQ and BO3 are words of their own)."""
+    if not (len(word) >= 4 and word.isascii() and word.isalpha() and word.islower()):
+        return []
     cons = latin_consonants(word)
     for c in (cons, cons[:-1] if word.endswith("s") else ""):
         found = [k for k in table.get(c, ()) if KANA_FIRST_LETTER.get(k[0]) == word[0]]
