@@ -841,3 +841,12 @@ def test_run_binds_and_reads_as_sqlalchemy_does(ev, db_app):
     # an INSERT missing a column with a Python default
     with pytest.raises(ValueError, match="defaults"), db.engine.connect() as conn:
         run(conn, ins, {k: v for k, v in values.items() if k != "created_at"})
+
+
+def test_the_rows_status_is_psycopgs_own():
+    """`db._has_rows` compares psycopg's result status with a number kept in db.py (importing psycopg there
+    would cost SQLite-only start-ups): it is psycopg's TUPLES_OK."""
+    psycopg = pytest.importorskip("psycopg")
+    from judgeapp.events import db
+
+    assert db._TUPLES_OK == psycopg.pq.ExecStatus.TUPLES_OK

@@ -525,7 +525,9 @@ def _send(conn: Connection, sql: str, args: Any) -> list[tuple]:
         conn._handle_dbapi_exception(exc, sql, args, cursor, None)
 
 
-_TUPLES_OK = 2  # psycopg's pq.ExecStatus.TUPLES_OK: the statement answered rows
+_TUPLES_OK = (
+    2  # psycopg's pq.ExecStatus.TUPLES_OK (tests/test_records_trust.py holds it to it): rows answered
+)
 
 
 def _has_rows(cursor: Any) -> bool:
