@@ -461,6 +461,8 @@ def test_a_record_the_server_refuses_online_is_not_told_as_kept_to_send(app, pho
     phone.select_option("select[name=level]", index=1)
     phone.fill("textarea[name=facts]", "開始から 7 分後に着席")
     phone.click("button[value=preview]")
+    # the preview page, loaded (the click returns once the form is sent, not once its answer is shown)
+    phone.wait_for_selector("button[name=action][value=confirm]")
     phone.evaluate("() => { document.querySelector('main form [name=round]').value = '99'; }")
     phone.click("button[name=action][value=confirm]")
     phone.wait_for_selector("#record-queue >> text=送信できませんでした")
