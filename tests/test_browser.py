@@ -76,6 +76,13 @@ def test_record_a_penalty_from_the_wizard_on_a_phone(app, phone, live_server, tm
     phone.click("text=この違反を選手に記録する")
     phone.click("ul.choices a >> text=001 山田太郎")
     phone.fill("input[name=round]", "2")
+    # The head judge's ruling fields show only once that level is chosen (not on every record).
+    ruling, level = phone.locator("fieldset.ruling"), phone.locator("select[name=level]").input_value()
+    assert ruling.count() == 1 and not ruling.is_visible()
+    phone.select_option("select[name=level]", phone.locator("option.hj-ruling").get_attribute("value"))
+    assert ruling.is_visible() and phone.locator("select[name=ruling]").is_visible()
+    phone.select_option("select[name=level]", level)
+    assert not ruling.is_visible()
     phone.fill("textarea[name=facts]", "開始から 7 分後に着席")
     phone.click("button[value=preview]")
     phone.wait_for_selector("text=記録すると")
