@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from markupsafe import escape
 
 from judgeapp.yamlload import load_yaml
 
@@ -52,6 +53,11 @@ def test_every_outcome_page_renders_with_its_citations(client, library, game):
         html = resp.get_data(as_text=True)
         for c in inf.citations:
             assert f'href="/rules/{c.section}"' in html
+        # the quotes of one section under one heading: a section's title is not repeated for each quote
+        cites = html.split('<ul class="cites">', 1)[1].split("</ul>", 1)[0]
+        runs = [c for i, c in enumerate(inf.citations) if i == 0 or inf.citations[i - 1].section != c.section]
+        assert cites.count("<li>") == len(runs), inf.id
+        assert all(str(escape(c.quote)) in cites for c in inf.citations), inf.id
         if inf.penalty is None:
             assert ("ペナルティなし" if inf.procedure else "規定なし") in html
         if inf.head_judge:  # who decides, in the policy's words (tcg-taikai: the floor judge first, 2g/2h)
