@@ -67,9 +67,21 @@ def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
 
 
 def situation_docs(policies: Policies) -> Iterator[IndexDoc]:
-    """Every infraction as a plain word index sees it (the offline lookup's export): its name, description,
-    judges' words and the wizard answers that lead to it."""
+    """Every accumulation rule and infraction as a plain word index sees it (the offline lookup's export): a
+    rule's words with the levels it names (as judgeapp/lookup.py reads them: 注意 N, 警告 W), an infraction's
+    name, description, judges' words and the wizard answers that lead to it."""
     for policy in policies.games.values():
+        for rule in policy.file.rules:
+            named = [policy.levels[x] for x in [rule.level, *([rule.to] if rule.to else rule.to_any)]]
+            yield IndexDoc(
+                id=f"{policy.game}/rule:{rule.id}",
+                game=policy.game,
+                doc="infractions",
+                anchor="",
+                title=rule.text,
+                doc_title=policy.name,
+                text="\n".join([" ".join(f"{x.label} {x.mark}" for x in named), "、".join(rule.keywords)]),
+            )
         leads: dict[str, list[str]] = {}
         for node in policy.nodes.values():
             for a in node.answers:

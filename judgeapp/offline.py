@@ -29,6 +29,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
 from .lookup import NONE_MESSAGE, NONE_MESSAGE_ALL
+from .lookup import STOP as LOOKUP_STOP
 from .search import (
     NUMBERING,
     QUERY_STOP,
@@ -458,11 +459,20 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
         for d in data["docs"]:
             game, _, iid = d["id"].partition("/")
             policy = lib.policies.games[game]
+            if iid.startswith("rule:"):  # an accumulation rule: its badge, and the section it cites
+                rule = next(r for r in policy.file.rules if f"rule:{r.id}" == iid)
+                d["pen"] = f"{policy.rule_badge(rule)} {policy.rule_note(rule)}・累積・格上げの規定"
+                d["snip"] = rule.citations[0].quote  # the text's own words, as the server shows its line
+                d["href"] = f"/rules/{rule.citations[0].section}"
+                continue
             inf = policy.infractions[iid]
             d["pen"] = policy.penalty_text(inf) + (" ジャッジの判断あり" if inf.discretion else "")
             d["snip"] = inf.description  # the snippet (the judges' words in `text` are for matching only)
         if lib.lookup is not None:
             data["none"] = nothing_fits_export(lib.lookup, synonyms)
+        data["stop"] = sorted(
+            LOOKUP_STOP
+        )  # the story's words without meaning, as the server's lookup drops them
     data["version"] = version
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 

@@ -310,6 +310,21 @@ class Policy:
             return "ペナルティなし" if infraction.procedure else "規定なし"
         return f"{label}（できます）" if self.penalty_may(infraction) else label
 
+    def rule_badge(self, rule: Rule) -> str:
+        """For a badge: what an accumulation or upgrade rule leads to, as the text names it (a level, the
+        consequence or the removal in the text's words, or the levels an upgrade may reach)."""
+        if rule.kind == "converts":
+            return self.levels[rule.to].label
+        if rule.kind == "removes":
+            return self.consequences[rule.consequence].label if rule.consequence else rule.removal
+        return "または".join(self.levels[x].label for x in rule.to_any)
+
+    def rule_note(self, rule: Rule) -> str:
+        """Beside the badge: whether the rule applies by itself or the judge decides."""
+        if rule.automatic:
+            return "自動で適用"
+        return "格上げはジャッジの判断" if rule.kind == "upgrade" else "ジャッジの判断"
+
     def penalty_may(self, infraction: Infraction) -> str | None:
         """Where the text only allows the penalty (「できます」): who decides, in plain words; else None."""
         item = self.consequences.get(infraction.penalty) if infraction.penalty else None

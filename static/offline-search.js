@@ -9,6 +9,7 @@
   var K1 = 1.2, B = 0.75;
   var TITLE = 1.0, TOPIC = 0.5; /* judgeapp/search/schema.py's WEIGHT: every word in the title; the query is the title's topic */
   var DASHES = "-‐‑‒–—―−ｰ~〜";
+  var ENDINGS = "ウクスツヌフムルグブイ"; /* the kana a verb's or an adjective's dictionary form ends in (folded) */
   var GAPS = "・･ー\u3000 \t\r\n《》「」『』【】()（）[]［］〈〉<>＜＞\"'“”‘’、。,.，．:：;；!！?？/／" + DASHES;
   var STOP = {};
   ["為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる",
@@ -294,6 +295,19 @@
           var lead = i === 0 && j - i > 2 && j < s.length && "ノガヲハニヘトモ".indexOf(s[j]) >= 0 && ev.terms["r:" + piece];
           if ((j - i > 1 || !isKana(piece)) && (lead || !(isKana(piece) && hiragana(i, j))) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
         }
+        if (!found && !isKana(s[i])) {
+          /* a verb or adjective written with its kanji and conjugated (言えば, 盗まれた, 抜けたい): the kanji, and
+             the kana that ends its dictionary form (言ウ, 盗ム) or the kana kept before ル (抜ケル), where the
+             corpus has that word */
+          var k = i;
+          while (k < s.length && !isKana(s[k]) && GAPS.indexOf(s[k]) < 0 && !/[0-9]/.test(s[k])) k++;
+          if (k > i && k < s.length && isKana(s[k])) {
+            var stem = s.slice(i, k), kept = s.slice(i, k + 1) + "ル";
+            for (var u = 0; u < ENDINGS.length && !found; u++) if (self.surfaces[stem + ENDINGS[u]]) found = stem + ENDINGS[u];
+            if (!found && self.surfaces[kept]) found = kept;
+            if (found) j = k + 1;
+          }
+        }
         if (found) {
           flush(i);
           var e = self.surfaces[found], forms = e ? e[0].concat(e[1].filter(function (x) { return x.length > 1; })) : [found];
@@ -364,7 +378,7 @@
     }
     var marks = this.words(text).map(function (w) { return w.surface; }).concat([key]);
     return { query: text, total: Math.max(matching.size, Math.min(found.length, limit)),
-             hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", snippet: snippet(d.snip || d.text || d.title, marks) }; }) };
+             hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, marks) }; }) };
   };
 
   function snippet(text, marks) {
@@ -448,7 +462,7 @@
         var ol = el("ol", { "class": "results" });
         hits.forEach(function (h) {
           var parts = h.id.split("/"), li = el("li");
-          li.appendChild(el("a", { "class": "title", href: "/wizard/" + parts[0] + "/" + parts[1] }, h.title));
+          li.appendChild(el("a", { "class": "title", href: h.href || "/wizard/" + parts[0] + "/" + parts[1] }, h.title));
           if (h.pen) { var m = el("div", { "class": "meta" }); m.appendChild(el("span", { "class": "badge" }, h.pen)); li.appendChild(m); }
           var p = el("p", { "class": "snippet" }); p.appendChild(h.snippet); li.appendChild(p); ol.appendChild(li);
         });

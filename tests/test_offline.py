@@ -121,11 +121,14 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     situations = load_cases("situations.yaml")
     sit_expected = []
     for case in situations:
-        # The server's first answer that is an infraction (the offline index holds the infractions only).
+        # The server's first answer that is an infraction or an accumulation rule (the offline index holds
+        # those, not the sections no infraction cites).
         found = [
-            m for m in lib.lookup.search(case["q"], game=case["game"], limit=8).matches if m.answer.infraction
+            m
+            for m in lib.lookup.search(case["q"], game=case["game"], limit=8).matches
+            if m.answer.infraction or m.answer.rule
         ]
-        sit_expected.append(f"{case['game']}/{found[0].answer.infraction.id}" if found else None)
+        sit_expected.append(found[0].answer.key if found else None)
     sit_got = phone.evaluate(
         """async (cases) => {
         const ix = await judgeappOffline.load('situations');
@@ -166,6 +169,10 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
                 # a story's first kana word is read by its reading only before a particle (うしろの人: 後ろ);
                 # いないから stays grammar, not 以内 (a review's story)
                 ("いないから失格になる?", "ijinden"),
+                # a verb written in kanji and conjugated is read by its dictionary form (抜けたい: 抜ける, 言えば:
+                # 言う, one of the lookup's words without meaning), not as a word no text has
+                ("ドラフトの途中で抜けたい", "tcg-taikai"),
+                ("悪質な人がいたらどこに言えば", "lycee"),
             )
         ]
         + [
@@ -236,6 +243,17 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     assert policy.penalty_text(inf) in first_item.locator(".badge").inner_text()
     snippet = first_item.locator(".snippet").inner_text()
     assert snippet.strip("…") and snippet.strip("…") in inf.description  # a window of the description only
+    # An accumulation rule offline as on the server: its level, and the section it rests on (was missing offline:
+    # 注意を2回もらった listed unrelated infractions).
+    phone.goto(live_server + "/wizard/lycee?q=" + "注意を2回もらった")
+    phone.wait_for_selector("#offline-lookup ol.results a.title")
+    server = lib.lookup.search("注意を2回もらった", game="lycee", limit=8).matches[0].answer
+    rule = server.rule
+    assert rule is not None and rule.kind == "converts"
+    first_item = phone.locator("#offline-lookup ol.results li").first
+    assert first_item.locator("a.title").get_attribute("href") == f"/rules/{rule.citations[0].section}"
+    assert first_item.locator("a.title").inner_text() == rule.text
+    assert first_item.locator(".badge").inner_text().startswith(policy.rule_badge(rule) + " 自動で適用")
     # And the home page's lookup across every game, grouped by game as the server groups it.
     phone.goto(live_server + "/")
     phone.fill("input[aria-label='状況で探す（全ゲーム）']", "遅刻")

@@ -66,9 +66,15 @@ def test_index_export_is_compact_and_from_the_corpus(client, library):
     assert "遅刻" in {data["vocab"][i] for i in doc["w"] + doc["t"]}
     assert any("スマホ" in e["keys"] for e in data["synonyms"])
     sit = client.get("/offline/situations.json").get_json()
+    # every infraction and every accumulation rule (注意 2 = 警告 1 answers offline too), each rule with its
+    # badge and the section it rests on
     assert {d["id"] for d in sit["docs"]} == {
         f"{g}/{i}" for g, p in library.policies.games.items() for i in p.infractions
-    }
+    } | {f"{g}/rule:{r.id}" for g, p in library.policies.games.items() for r in p.file.rules}
+    rules = [d for d in sit["docs"] if "/rule:" in d["id"]]
+    assert rules and all(d["href"].startswith("/rules/") and d["pen"] for d in rules)
+    # the lookup's own words without meaning, so a story's 言う, 居る are not read offline as unknown words
+    assert {"言ウ", "居ル"} <= set(sit["stop"])
 
 
 def test_manifest_and_worker(client):
