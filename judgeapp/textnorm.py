@@ -283,6 +283,8 @@ def roman_number(text: str) -> int | None:
 _NUMBER_TOKEN = re.compile(r"\d+|[a-z]+|[〇零一二三四五六七八九十百千]+")
 _NUMBER_NOISE = re.compile(
     r"[\s\-‐‑–—―−ｰー_.．。、,，・:：()（）\[\]【】「」#＃/／]+|第|章|節|条|項|号|部|番|ch(?=\d)|sec(?=\d)"
+    # の between a number's parts (第十章の④, 7条のe): said or typed as a judge reads the number out
+    r"|(?<=[\d〇零一二三四五六七八九十百千a-z章節条項])[のノ](?=[\d〇零一二三四五六七八九十百千a-z])"
 )
 
 

@@ -302,15 +302,28 @@ def number_terms(numbers: Iterable[str]) -> list[str]:
 # A written section number that says it is one (第/章/節, a letter or a separator between its parts: 6b3, ch10,
 # 7-1), so that it is read as a number at the start of a longer query part (6b3って何, 第11章のペナルティ);
 # a plain 5 there is a count (5枚), not a section.
-_MARKED_NUMBER = re.compile(r"[第章節]|\d\s*[a-zⅰ-ⅿⅠ-Ⅿ]|[a-z]\s*\d|\d\s*[-‐.・]\s*\d|\d[①-⑳]", re.IGNORECASE)
+_MARKED_NUMBER = re.compile(
+    r"[第章節条項]|\d\s*[a-zⅰ-ⅿⅠ-Ⅿ]|[a-z]\s*\d|\d\s*[-‐.・]\s*[\da-z]|\d[①-⑳]|(?-i:[IVX]+)\s*[-‐.・]\s*[a-z](?![a-z])|[Ⅰ-Ⅿ]\s*[-‐.・]?\s*[a-z]",
+    re.IGNORECASE,
+)
 
 
 def query_number_terms(text: str) -> list[str]:
     """What a query may be as a section number (the same forms as `number_terms`); [] for a long query.
     A part of the query that begins with a marked number (`_MARKED_NUMBER`) gives that number too."""
+    return query_numbers(text)[0]
+
+
+def query_numbers(text: str) -> tuple[list[str], list[str]]:
+    """`query_number_terms`, and the parts of a longer query that were read as a number (the start of a part:
+    3.b in 3.b 期間), so that the number's own digits and letters need not be words too."""
     squashed = squash(text)
     raw = squashed if any(ch.isdigit() for ch in squashed) else ""  # art3; not a plain word
+    # (not two numbers a separator joins: 10-4 is ch10-4, not section 104)
+    if _JOINED_NUMBERS.search(text):
+        raw = ""
     keys = section_number_keys(text) if len(squashed) <= 16 else []
+    heads: list[str] = []  # (a query that is a number as a whole keeps its words: they tell its ties apart)
     if not keys:
         for chunk in CHUNK_BREAK.split(text):
             if not _MARKED_NUMBER.search(chunk[:12]):
@@ -319,10 +332,14 @@ def query_number_terms(text: str) -> list[str]:
                 head = chunk[:end]
                 if _MARKED_NUMBER.search(head) and (found := section_number_keys(head)):
                     keys.extend(found)
+                    heads.append(head)
                     break
     if raw and len(squashed) <= 16:
         keys.append(raw)
-    return list(dict.fromkeys(keys))
+    return list(dict.fromkeys(keys)), heads
+
+
+_JOINED_NUMBERS = re.compile(r"\d\s*[-‐‑–—―−.・]\s*\d")
 
 
 def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
@@ -681,6 +698,10 @@ def _spoken_parts(k: str, i: int) -> list[tuple[str, str, bool, int]]:
             out.append((ch, "mark", False, i + 1))
             i += 1
             continue
+        if ch in _KANJI_NUMERALS:  # a numeral typed in kanji (第七条のイー)
+            out.append((ch, "digit", False, i + 1))
+            i += 1
+            continue
         for surface, value, kind in _SPOKEN_BY_CHAR.get(ch, ()):
             if k.startswith(surface, i):
                 i += len(surface)
@@ -703,13 +724,14 @@ def _written(parts: list[tuple[str, str, bool, int]]) -> str:
     )
     if not (lettered or parts[0][0] == "第") or "digit" not in kinds:
         return ""
-    out, run = [], ""
-    for value, kind, _, _ in [*parts, ("", "end", False, 0)]:
-        if kind == "digit" and not (run and run[-1].isdigit() != value[-1].isdigit()):
+    out, run, run_said = [], "", False
+    for value, kind, said, _ in [*parts, ("", "end", False, 0)]:
+        if kind == "digit" and not (run and (run[-1].isdigit() != value[-1].isdigit() or run_said != said)):
             run += value
+            run_said = said
             continue
         if kind == "digit":
-            return ""  # 3 and さん side by side
+            return ""  # 3 and さん side by side, or 一 and に (第一に)
         if run:
             n = int(run) if run.isdigit() else kanji_number(run)
             if n is None:
@@ -731,11 +753,14 @@ def spoken_number(text: str) -> str:
     return _written(parts) if parts and parts[-1][3] == len(k) else ""
 
 
-SPOKEN_RUN = re.compile("[0-9a-zA-Zぁ-んァ-ヶー第章節条項]{3,}")
+_KANJI_NUMERALS = "〇一二三四五六七八九十百"
+SPOKEN_RUN = re.compile(f"[0-9a-zA-Zぁ-んァ-ヶー第章節条項{_KANJI_NUMERALS}]{{3,}}")
 _SPOKEN_BY_CHAR: dict[str, list[tuple[str, str, str]]] = {}
 for _t in _SPOKEN:
     _SPOKEN_BY_CHAR.setdefault(_t[0][0], []).append(_t)
-_SPOKEN_STARTS = frozenset("0123456789") | {t[0][0] for t in _SPOKEN if t[2] == "digit"} | {"ダ", "第"}
+_SPOKEN_STARTS = (
+    frozenset("0123456789" + _KANJI_NUMERALS) | {t[0][0] for t in _SPOKEN if t[2] == "digit"} | {"ダ", "第"}
+)
 
 
 def spoken_numbers(text: str) -> str:

@@ -34,6 +34,7 @@ from .analysis import (
     KANJI_RE,
     KANJI_WORD,
     KATAKANA_THEN_HIRAGANA,
+    NUMBERING,
     PARTICLE_CHARS,
     QUERY_STOP,
     ROMAJI_TAIL,
@@ -44,7 +45,7 @@ from .analysis import (
     defined_term,
     inside_katakana_word,
     katakana_word,
-    query_number_terms,
+    query_numbers,
     romaji_moras,
     spelling_maps,
     spoken_numbers,
@@ -636,6 +637,25 @@ class QueryBuilding:
             return term
         return Q.Or([term, Q.Term("part_reading", piece, boost=boost)])
 
+    def _without_number_parts(
+        self, words: list[QueryWord], heads: list[str], keys: list[str]
+    ) -> list[QueryWord]:
+        """The query's words without the digits, letters and roman numerals of a section number it holds
+        (Ⅲ-b 期間: Ⅲ and b are the number 3b, not words a section's text should hold: 6b-iii's 3 ゲームマッチ
+        would outrank 3b), when some section has that number and other words remain."""
+        if not heads or not any(self._has("number", k) for k in keys):
+            return words
+        held = [squash(h) for h in heads]
+        kept = [
+            qw
+            for qw in words
+            if not (
+                any(NUMBERING.fullmatch(f) for f in qw.word.forms)
+                and any(squash(qw.word.surface) in h for h in held)
+            )
+        ]
+        return kept or words
+
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
         return len(self._evaluator.postings(field, text)[0]) > 0
@@ -868,9 +888,10 @@ class QueryBuilding:
             words, whole, content = self._analyse(text)
             content = content or text
         signals: list[Q.Query] = []
-        keys = query_number_terms(text)
+        keys, heads = query_numbers(text)
         if keys:  # once, however many of its forms the section has
             signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
+            words = self._without_number_parts(words, heads, keys)
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
         # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
