@@ -69,6 +69,10 @@ COUNT_TERM = "#count"
 # 2つめ, ふたつめ: the analyzer reads つめ as 詰める; written 2つ目 it is a count
 _COUNT_ME_RE = re.compile(r"([0-9０-９一二三四五六七八九十何]|ひと|ふた|みっ|よっ|いくつ)つめ")
 PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
+# A synonym entry found in the story adds its phrases' words as weaker words, PHRASE_WEIGHT each, and no more
+# than PHRASE_WORDS of them in all (an entry of more words shares that weight among them).
+PHRASE_WEIGHT = 0.5
+PHRASE_WORDS = 7
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
@@ -691,9 +695,13 @@ class Lookup:
             if not (forms & query_forms or found or joined):
                 continue
             encoded = []
-            for m in means:
-                ws = [w for w in analyzer().words(m) if w.forms[0] not in STOP]
-                extra.extend((tuple(dict.fromkeys(w.forms + w.parts)), 0.5) for w in ws)
+            # the entry's phrases, all their words together, weigh as PHRASE_WORDS of them at most: an entry
+            # with many phrases (八百長: four, twelve words) would otherwise outweigh the story's own words
+            per_means = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
+            n_extra = sum(len(ws) for ws in per_means)
+            xw = PHRASE_WEIGHT * min(1.0, PHRASE_WORDS / max(1, n_extra))
+            for ws in per_means:
+                extra.extend((tuple(dict.fromkeys(w.forms + w.parts)), xw) for w in ws)
                 if ws:
                     encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
             for k, w in enumerate(origin):
