@@ -81,7 +81,7 @@ NONE_THRESHOLD_WORDS = 0.38
 # Or a long story of which the answer's evidence holds much, not most: at least NONE_MASS_FLOOR of it, two or
 # more of the judge's words, and found words whose rarity (idf) adds up to NONE_MASS (about two rare words and
 # a common one); the share alone holds a long story to a bar a short one passes with one word.
-NONE_MASS = 24.0
+NONE_MASS = 23.0
 NONE_MASS_FLOOR = 0.2
 NONE_MASS_WORDS = 2
 RRF_K = 1.0
@@ -842,19 +842,25 @@ class Lookup:
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = _sections_first(matches)
         matches = matches[:limit]
+        # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
+        # the ranking above keeps the word's own rarity (the group's there lost first answers).
+        weights = self._word_weights(words, by_group=True)
+        weights = [w * QUOTED_WEIGHT if k in quoted else w for k, w in enumerate(weights)]
+        weights = [w * LIGHT_WEIGHT if k in light else w for k, w in enumerate(weights)]
+        fitcov = [self._coverage(self.index[m.answer.key], words, weights, qgrams)[0] for m in matches[:3]]
         total = sum(w for (_, x), w in zip(words, weights, strict=False) if x >= 1.0)
         fits = [
             m
-            for m in matches[:3]
-            if m.coverage >= NONE_THRESHOLD
-            or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)
+            for m, c in zip(matches[:3], fitcov)
+            if c >= NONE_THRESHOLD
+            or (c >= NONE_THRESHOLD_WORDS and m.found >= 2)
             or (
-                m.coverage >= NONE_MASS_FLOOR
+                c >= NONE_MASS_FLOOR
                 and m.found >= NONE_MASS_WORDS
-                and m.coverage * total >= NONE_MASS
+                and c * total >= NONE_MASS
             )
         ]
-        best = max((m.coverage for m in matches[:3]), default=0.0)
+        best = max(fitcov, default=0.0)
         if not fits:
             return LookupResult(query=text, matches=[], none=True, message=NONE_MESSAGE, coverage=best)
         return LookupResult(query=text, matches=matches, none=False, message=None, coverage=best)
@@ -902,12 +908,21 @@ class Lookup:
                 out[t][1].add(game)
         return bm.n, out
 
-    def _word_weights(self, words: list[tuple[tuple[str, ...], float]]) -> list[float]:
+    def _word_weights(self, words: list[tuple[tuple[str, ...], float]], by_group: bool = False) -> list[float]:
+        """Each word's weight: its idf over the text's lines, to the power IDF_POWER. With `by_group` (the
+        nothing-fits test), a word no line spells but whose dictionary synonym group the lines hold weighs as
+        that group does: 選手 is found as プレイヤー, the commonest word of the texts, and must not weigh as a
+        word the texts never use."""
         bm = self._bm["passage"]
         out = []
-        for alts, w in words:
+        for k, (alts, w) in enumerate(words):
             tf = bm.word_tf(alts)
             df = int(np.count_nonzero(tf)) if tf is not None else 0
+            if by_group and not df and w >= 1.0 and k + 1 < len(words) and words[k + 1][0][:1]:
+                group = words[k + 1][0]
+                if group[0].startswith("g:"):
+                    tf = bm.word_tf(group)
+                    df = int(np.count_nonzero(tf)) if tf is not None else 0
             out.append(w * math.log(1 + (bm.n - df + 0.5) / (df + 0.5)) ** IDF_POWER)
         return out
 
