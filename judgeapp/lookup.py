@@ -851,14 +851,10 @@ class Lookup:
         total = sum(w for (_, x), w in zip(words, weights, strict=False) if x >= 1.0)
         fits = [
             m
-            for m, c in zip(matches[:3], fitcov)
+            for m, c in zip(matches[:3], fitcov, strict=True)
             if c >= NONE_THRESHOLD
             or (c >= NONE_THRESHOLD_WORDS and m.found >= 2)
-            or (
-                c >= NONE_MASS_FLOOR
-                and m.found >= NONE_MASS_WORDS
-                and c * total >= NONE_MASS
-            )
+            or (c >= NONE_MASS_FLOOR and m.found >= NONE_MASS_WORDS and c * total >= NONE_MASS)
         ]
         best = max(fitcov, default=0.0)
         if not fits:
@@ -908,7 +904,9 @@ class Lookup:
                 out[t][1].add(game)
         return bm.n, out
 
-    def _word_weights(self, words: list[tuple[tuple[str, ...], float]], by_group: bool = False) -> list[float]:
+    def _word_weights(
+        self, words: list[tuple[tuple[str, ...], float]], by_group: bool = False
+    ) -> list[float]:
         """Each word's weight: its idf over the text's lines, to the power IDF_POWER. With `by_group` (the
         nothing-fits test), a word no line spells but whose dictionary synonym group the lines hold weighs as
         that group does: 選手 is found as プレイヤー, the commonest word of the texts, and must not weigh as a
