@@ -69,6 +69,10 @@ COUNT_TERM = "#count"
 # 2つめ, ふたつめ: the analyzer reads つめ as 詰める; written 2つ目 it is a count
 _COUNT_ME_RE = re.compile(r"([0-9０-９一二三四五六七八九十何]|ひと|ふた|みっ|よっ|いくつ)つめ")
 PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
+# A synonym entry found in the story adds its phrases' words as weaker words, PHRASE_WEIGHT each, and no more
+# than PHRASE_WORDS of them in all (an entry of more words shares that weight among them).
+PHRASE_WEIGHT = 0.5
+PHRASE_WORDS = 7
 # Nothing fits unless the best of the first three answers covers NONE_THRESHOLD of the query, or
 # NONE_THRESHOLD_WORDS with at least two of the judge's words found (one shared everyday word is not a match).
 # Calibrated on tests/cases/situations*.yaml (covered) and situations_none.yaml (not covered).
@@ -77,7 +81,7 @@ NONE_THRESHOLD_WORDS = 0.38
 # Or a long story of which the answer's evidence holds much, not most: at least NONE_MASS_FLOOR of it, two or
 # more of the judge's words, and found words whose rarity (idf) adds up to NONE_MASS (about two rare words and
 # a common one); the share alone holds a long story to a bar a short one passes with one word.
-NONE_MASS = 24.0
+NONE_MASS = 23.0
 NONE_MASS_FLOOR = 0.2
 NONE_MASS_WORDS = 2
 RRF_K = 1.0
@@ -691,9 +695,13 @@ class Lookup:
             if not (forms & query_forms or found or joined):
                 continue
             encoded = []
-            for m in means:
-                ws = [w for w in analyzer().words(m) if w.forms[0] not in STOP]
-                extra.extend((tuple(dict.fromkeys(w.forms + w.parts)), 0.5) for w in ws)
+            # the entry's phrases, all their words together, weigh as PHRASE_WORDS of them at most: an entry
+            # with many phrases (八百長: four, twelve words) would otherwise outweigh the story's own words
+            per_means = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
+            n_extra = sum(len(ws) for ws in per_means)
+            xw = PHRASE_WEIGHT * min(1.0, PHRASE_WORDS / max(1, n_extra))
+            for ws in per_means:
+                extra.extend((tuple(dict.fromkeys(w.forms + w.parts)), xw) for w in ws)
                 if ws:
                     encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
             for k, w in enumerate(origin):
@@ -834,19 +842,21 @@ class Lookup:
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = _sections_first(matches)
         matches = matches[:limit]
+        # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
+        # the ranking above keeps the word's own rarity (the group's there lost first answers).
+        weights = self._word_weights(words, by_group=True)
+        weights = [w * QUOTED_WEIGHT if k in quoted else w for k, w in enumerate(weights)]
+        weights = [w * LIGHT_WEIGHT if k in light else w for k, w in enumerate(weights)]
+        fitcov = [self._coverage(self.index[m.answer.key], words, weights, qgrams)[0] for m in matches[:3]]
         total = sum(w for (_, x), w in zip(words, weights, strict=False) if x >= 1.0)
         fits = [
             m
-            for m in matches[:3]
-            if m.coverage >= NONE_THRESHOLD
-            or (m.coverage >= NONE_THRESHOLD_WORDS and m.found >= 2)
-            or (
-                m.coverage >= NONE_MASS_FLOOR
-                and m.found >= NONE_MASS_WORDS
-                and m.coverage * total >= NONE_MASS
-            )
+            for m, c in zip(matches[:3], fitcov, strict=True)
+            if c >= NONE_THRESHOLD
+            or (c >= NONE_THRESHOLD_WORDS and m.found >= 2)
+            or (c >= NONE_MASS_FLOOR and m.found >= NONE_MASS_WORDS and c * total >= NONE_MASS)
         ]
-        best = max((m.coverage for m in matches[:3]), default=0.0)
+        best = max(fitcov, default=0.0)
         if not fits:
             return LookupResult(query=text, matches=[], none=True, message=NONE_MESSAGE, coverage=best)
         return LookupResult(query=text, matches=matches, none=False, message=None, coverage=best)
@@ -894,12 +904,23 @@ class Lookup:
                 out[t][1].add(game)
         return bm.n, out
 
-    def _word_weights(self, words: list[tuple[tuple[str, ...], float]]) -> list[float]:
+    def _word_weights(
+        self, words: list[tuple[tuple[str, ...], float]], by_group: bool = False
+    ) -> list[float]:
+        """Each word's weight: its idf over the text's lines, to the power IDF_POWER. With `by_group` (the
+        nothing-fits test), a word no line spells but whose dictionary synonym group the lines hold weighs as
+        that group does: 選手 is found as プレイヤー, the commonest word of the texts, and must not weigh as a
+        word the texts never use."""
         bm = self._bm["passage"]
         out = []
-        for alts, w in words:
+        for k, (alts, w) in enumerate(words):
             tf = bm.word_tf(alts)
             df = int(np.count_nonzero(tf)) if tf is not None else 0
+            if by_group and not df and w >= 1.0 and k + 1 < len(words) and words[k + 1][0][:1]:
+                group = words[k + 1][0]
+                if group[0].startswith("g:"):
+                    tf = bm.word_tf(group)
+                    df = int(np.count_nonzero(tf)) if tf is not None else 0
             out.append(w * math.log(1 + (bm.n - df + 0.5) / (df + 0.5)) ** IDF_POWER)
         return out
 
