@@ -103,6 +103,15 @@ def test_lookup_on_the_tenth_writers_tuning_half(client):
     assert top3 / n >= TUNE10_BARS[0] and first / n >= TUNE10_BARS[1], (top3, first, n)
 
 
+def test_lookup_on_the_thirteenth_writers_tuning_half(client):
+    """The thirteenth writer's tuning half (a trainee's quiz questions and shadowing notes; the eighth pass tuned
+    on it, validated on the twelfth writer's figure): 87.5 / 70.3 in the bench before the pass, 95.3 / 78.1
+    after; held here a little under it (the test app carries the fixture game)."""
+    first, top3, n = _score(client, load_cases("situations_tune13.yaml"))
+    print(f"\nsituations_tune13.yaml: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= 0.92 and first / n >= 0.75, (top3, first, n)
+
+
 def test_none_table_is_from_the_unseen_writer():
     assert len(NONE) >= 20 and all(c.get("none") for c in NONE)
 
