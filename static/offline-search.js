@@ -11,7 +11,9 @@
   var DASHES = "-‐‑‒–—―−ｰ~〜";
   var ENDINGS = "ウクスツヌフムルグブイ"; /* the kana a verb's or an adjective's dictionary form ends in (folded) */
   var GAPS = "・･ー\u3000 \t\r\n《》「」『』【】()（）[]［］〈〉<>＜＞\"'“”‘’、。,.，．:：;；!！?？/／" + DASHES;
-  var STOP = {};
+  /* maps keyed by a judge's words have no prototype: a story of `constructor` or `__proto__` is a word like any other */
+  function dict(o) { var d = Object.create(null); if (o) Object.keys(o).forEach(function (k) { d[k] = o[k]; }); return d; }
+  var STOP = dict();
   ["為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる",
    "ない", "て", "た"].forEach(function (w) { STOP[fold(w)] = 1; });
 
@@ -46,20 +48,21 @@
     this.data = data;
     this.docs = data.docs;
     this.N = data.docs.length;
-    this.post = { t: {}, w: {}, r: {}, g: {}, tg: {}, tp: {} };
+    this.post = { t: dict(), w: dict(), r: dict(), g: dict(), tg: dict(), tp: dict() };
     this.len = { t: [], w: [], r: [], g: [], tg: [], tp: [] };
     this.avg = {};
-    this.readings = {};
+    this.readings = dict();
     this.maxReading = 1;
     data.readings.forEach(function (r) { self.readings[r] = 1; if (r.length > self.maxReading) self.maxReading = r.length; });
     this.stop = STOP;
-    this.question = {};
-    this.light = {};
+    this.question = dict();
+    this.light = dict();
     (data.light || []).forEach(function (w) { self.light[w] = 1; });
     this.numbering = data.numbering ? new RegExp("^(?:" + data.numbering + ")$") : null;
-    if (data.stop) { this.stop = {}; data.stop.forEach(function (w) { self.stop[w] = 1; }); }
+    if (data.stop) { this.stop = dict(); data.stop.forEach(function (w) { self.stop[w] = 1; }); }
     (data.question || []).forEach(function (w) { self.question[w] = 1; });
-    this.surfaces = data.surfaces;
+    this.surfaces = dict(data.surfaces);
+    if (data.none) data.none.terms = dict(data.none.terms);
     this.maxSurface = 1;
     Object.keys(data.surfaces).forEach(function (s) { if (s.length > self.maxSurface) self.maxSurface = Math.min(s.length, 16); });
     data.docs.forEach(function (d, i) {
@@ -70,7 +73,7 @@
       Object.keys(fields).forEach(function (f) {
         var p = self.post[f], ts = fields[f];
         self.len[f][i] = ts.length;
-        ts.forEach(function (t) { var m = p[t] || (p[t] = {}); m[i] = (m[i] || 0) + 1; });
+        ts.forEach(function (t) { var m = p[t] || (p[t] = dict()); m[i] = (m[i] || 0) + 1; });
       });
     });
     Object.keys(this.len).forEach(function (f) { var s = 0; self.len[f].forEach(function (n) { s += n; }); self.avg[f] = s / Math.max(1, self.N) || 1; });
@@ -183,7 +186,7 @@
   /* As on the server: a query whose words are a title's topic (時間切れ: 「時間切れ」) asks for that section, the
      title's words again (weighs half) where the topic is the query's. */
   Index.prototype.titleQueries = function (text) {
-    var self = this, ws = [], forms = {};
+    var self = this, ws = [], forms = dict();
     text.split(" ").forEach(function (chunk) {
       var cut = self.words(chunk);
       if (chunk && isKana(chunk)) { /* a run of kana, whole: its reading (as the server keeps it) */
@@ -303,8 +306,8 @@
           while (k < s.length && !isKana(s[k]) && GAPS.indexOf(s[k]) < 0 && !/[0-9]/.test(s[k])) k++;
           if (k > i && k < s.length && isKana(s[k])) {
             var stem = s.slice(i, k), kept = s.slice(i, k + 1) + "ル";
+            if (self.surfaces[kept]) found = kept; /* 見えた: 見える before 見る, 出た: 出る before 出す */
             for (var u = 0; u < ENDINGS.length && !found; u++) if (self.surfaces[stem + ENDINGS[u]]) found = stem + ENDINGS[u];
-            if (!found && self.surfaces[kept]) found = kept;
             if (found) j = k + 1;
           }
         }
