@@ -109,6 +109,17 @@ def test_words_are_not_section_numbers(text):
     assert section_number_keys(text) == []
 
 
+@pytest.mark.parametrize(
+    "text", ["第三者が口を出した", "第2ゲームで遅刻", "第一に", "第一回戦で遅刻", "第3者"]
+)
+def test_a_numeral_that_begins_a_word_is_no_section_number(text):
+    """第三者 is a third party, 第2ゲーム the second game: not section 3 or chapter 2 (a review's finding)."""
+    from judgeapp.search.analysis import query_numbers
+
+    assert query_numbers(text)[1] == []
+    assert query_numbers("第3条b項 期間")[1] == ["第3条b項"]  # a numbering unit after the numeral still is
+
+
 def test_nothing_found_stays_nothing(library):
     """Weak signals (some character pairs) never make a hit on their own: プレミアム殿堂 is dm-senshu's."""
     assert library.index.search("プレミアム殿堂", game="lycee").hits == []

@@ -330,6 +330,8 @@ def query_numbers(text: str) -> tuple[list[str], list[str]]:
                 continue
             for end in range(min(len(chunk), 12), 1, -1):  # its longest such start
                 head = chunk[:end]
+                if _GLUED.match(chunk, end - 1):  # 第三者, 第2ゲーム, 第一に: a numeral that begins a word
+                    continue
                 if _MARKED_NUMBER.search(head) and (found := section_number_keys(head)):
                     keys.extend(found)
                     heads.append(head)
@@ -339,6 +341,8 @@ def query_numbers(text: str) -> tuple[list[str], list[str]]:
     return list(dict.fromkeys(keys)), heads
 
 
+# a numeral followed by a word's kana or kanji (not a unit of the numbering: 章, 条, 節, 項, 部)
+_GLUED = re.compile(r"[\d０-９一二三四五六七八九十百〇][ぁ-ゖァ-ヺ一-龯々](?<![章節条項部])")
 _JOINED_NUMBERS = re.compile(r"\d\s*[-‐‑–—―−.・]\s*\d")
 
 
