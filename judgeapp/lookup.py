@@ -831,10 +831,16 @@ class Lookup:
         # The fused rank's first candidates, ranked again by how much of the story each one's evidence covers:
         # an answer found high in one ranking but covering little of the story goes below one covering most.
         order = [i for i in np.argsort(-fused, kind="stable") if fused[i] > 0][: max(limit, RERANK)]
-        weights = self._word_weights(words)
         quoted = _quoted_only(text, surfaces)
-        weights = [w * QUOTED_WEIGHT if k in quoted else w for k, w in enumerate(weights)]
-        weights = [w * LIGHT_WEIGHT if k in light else w for k, w in enumerate(weights)]
+
+        def weighed(raw: list[float]) -> list[float]:  # a word only in quotes, a light word: weaker
+            return [
+                w * (QUOTED_WEIGHT if k in quoted else 1.0) * (LIGHT_WEIGHT if k in light else 1.0)
+                for k, w in enumerate(raw)
+            ]
+
+        ranking = weighed(self._word_weights(words))
+        weights = ranking
         matches = []
         for i in order:
             cov, matched = self._coverage(i, words, weights, qgrams)
@@ -844,10 +850,13 @@ class Lookup:
         matches = matches[:limit]
         # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
         # the ranking above keeps the word's own rarity (the group's there lost first answers).
-        weights = self._word_weights(words, by_group=True)
-        weights = [w * QUOTED_WEIGHT if k in quoted else w for k, w in enumerate(weights)]
-        weights = [w * LIGHT_WEIGHT if k in light else w for k, w in enumerate(weights)]
-        fitcov = [self._coverage(self.index[m.answer.key], words, weights, qgrams)[0] for m in matches[:3]]
+        weights = weighed(self._word_weights(words, by_group=True))
+        if weights == ranking:  # no word weighs as its group: the coverage is the ranking's
+            fitcov = [m.coverage for m in matches[:3]]
+        else:
+            fitcov = [
+                self._coverage(self.index[m.answer.key], words, weights, qgrams)[0] for m in matches[:3]
+            ]
         total = sum(w for (_, x), w in zip(words, weights, strict=False) if x >= 1.0)
         fits = [
             m

@@ -48,8 +48,8 @@ bp = Blueprint("offline", __name__)
 # higher share). Below every story the server answers in the tables it was calibrated on (every
 # tests/cases/situations*.yaml but the reporting halves and their none tables: the lowest 0.18 with two words,
 # after the lookup passes of 2026-12-01 that answer stories the offline check cannot weigh as the server does)
-# and above 16 of the 24 of situations_none.yaml (one word: 0.55 since the eighth lookup pass, 2026-12-02): saying nothing fits offline for a story the server answers
-# is the worse mistake (docs/offline.md, "Nothing fits, offline").
+# and above 16 of the 24 of situations_none.yaml (one word: 0.55 since the eighth lookup pass, 2026-12-02):
+# saying nothing fits offline for a story the server answers is the worse mistake (docs/offline.md, "Nothing fits, offline").
 OFFLINE_NONE_THRESHOLD = 0.17
 OFFLINE_NONE_THRESHOLD_ONE = 0.55
 STATIC_DIR = Path(__file__).resolve().parent.parent / "static"
@@ -470,9 +470,8 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
             d["snip"] = inf.description  # the snippet (the judges' words in `text` are for matching only)
         if lib.lookup is not None:
             data["none"] = nothing_fits_export(lib.lookup, synonyms)
-        data["stop"] = sorted(
-            LOOKUP_STOP
-        )  # the story's words without meaning, as the server's lookup drops them
+        # the story's words without meaning, as the server's lookup drops them
+        data["stop"] = sorted(LOOKUP_STOP)
     data["version"] = version
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
