@@ -69,6 +69,20 @@ def penalty(game, p, quote):
     return p
 
 
+def decided_loss(game, decides):
+    """A loss the writer put as what the text decides (penalty null) where the API names it as the penalty
+    (PRODUCT.md: a direct consequence such as ゲームの敗北, マッチの敗北, 試合の敗北): そのゲームは敗北,
+    その試合を敗北したものとされる. Lycee's 投了 (a player's own choice: ゲームを敗北) stays null."""
+    d = re.sub(r"\s+", "", str(decides or ""))
+    if "敗北" not in d:
+        return None
+    if game == "tcg-taikai":
+        return "マッチの敗北" if "マッチ" in d else "ゲームの敗北" if "ゲーム" in d else None
+    if game == "lycee" and "試合" in d:
+        return "試合の敗北"
+    return None
+
+
 HEAD = (
     "# Written from the four source texts only by a session that never saw rules_corpus/, infractions/,\n"
     "# synonyms.yaml or the tests (writer {n}, 2026-12-02; quotes mapped to section ids by script),\n"
@@ -115,7 +129,7 @@ for c in sits:
     row = {
         "q": str(c["q"]),
         "game": game,
-        "penalty": penalty(game, c.get("penalty"), c.get("quote")),
+        "penalty": penalty(game, c.get("penalty"), c.get("quote")) or decided_loss(game, c.get("decides")),
         "discretion": bool(c.get("discretion")),
         "sections": ids,
         "decides": c.get("decides"),
