@@ -303,12 +303,19 @@ class Policy:
         return item.label
 
     def penalty_text(self, infraction: Infraction) -> str:
-        """For a badge: the label (with 「できます」 where the text only allows it), ペナルティなし for a procedure,
-        規定なし where the text prescribes none."""
+        """For a badge: the label (with 「できます」 where the text only allows it), ペナルティなし for a procedure
+        (with the result the text decides: ペナルティなし・棄権扱い), 規定なし where the text prescribes none."""
         label = self.penalty_label(infraction)
         if label is None:
-            return "ペナルティなし" if infraction.procedure else "規定なし"
+            if not infraction.procedure:
+                return "規定なし"
+            return "・".join(["ペナルティなし", *(r.label for r in self.results_of(infraction))])
         return f"{label}（できます）" if self.penalty_may(infraction) else label
+
+    def results_of(self, infraction: Infraction) -> list[Consequence]:
+        """The results (not penalties) the text decides for a procedure: a drop, a forfeit (棄権扱い, 不戦敗)."""
+        found = (self.consequences.get(c) for c in infraction.also_consequences)
+        return [c for c in found if c is not None and c.result]
 
     def rule_badge(self, rule: Rule) -> str:
         """For a badge: what an accumulation or upgrade rule leads to, as the text names it (a level, the

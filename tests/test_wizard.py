@@ -66,6 +66,27 @@ def test_every_outcome_page_renders_with_its_citations(client, library, game):
         assert html.count(">変更</a>") == len(params)
 
 
+@pytest.mark.parametrize(
+    ("game", "inf_id", "results"),
+    [
+        ("lycee", "late-no-report", ["棄権扱い"]),  # 30 分以内に届け出がない: the text decides a drop
+        ("ijinden", "drop-after-pairing", ["不戦敗", "大会からの棄権"]),
+        ("lycee", "concession", []),  # 投了: the player's own choice, no result beside the game lost
+    ],
+)
+def test_a_procedure_says_the_result_the_text_decides(client, library, game, inf_id, results):
+    """ペナルティなし alone read as "nothing happens" where the text drops the player: the badge and the verdict
+    say the result too, as a result and not a penalty."""
+    policy = library.policies.games[game]
+    inf = policy.infractions[inf_id]
+    assert policy.penalty_text(inf) == "・".join(["ペナルティなし", *results])
+    html = client.get(f"/wizard/{game}/{inf_id}", query_string=path_to(policy, inf_id)).get_data(as_text=True)
+    verdict = html.split('<section class="verdict', 1)[1].split("</section>", 1)[0]
+    assert "ペナルティなし" in verdict
+    assert [r for r in results if f"結果：{r}" in verdict] == results
+    assert verdict.count("結果：") == len(results)
+
+
 @pytest.mark.parametrize("game", GAMES)
 def test_every_question_page_is_small_and_answers_lead_on(client, library, game):
     policy = library.policies.games[game]
