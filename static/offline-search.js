@@ -289,8 +289,9 @@
       /* inside a longer chunk, hiragana is grammar or a word the browser cannot cut out (いない is not 以内) */
       function hiragana(a, b) { for (var k = a; k < b; k++) { var c = chunk.charCodeAt(k); if (c >= 0x3041 && c <= 0x309f) return true; } return false; }
       function flush(at) { if (from >= 0) add([]); from = -1; }
+      function formsOf(w) { var e = self.surfaces[w]; return e ? e[0].concat(e[1].filter(function (x) { return x.length > 1; })) : [w]; }
       while (i < s.length) {
-        var found = null;
+        var found = null, shorter = null;
         for (var j = Math.min(s.length, i + 16); j > i; j--) {
           var piece = s.slice(i, j);
           /* ... but a chunk's first word before a particle is no grammar: うしろの人 begins with the text's 後ろ,
@@ -298,22 +299,29 @@
           var lead = i === 0 && j - i > 2 && j < s.length && "ノガヲハニヘトモ".indexOf(s[j]) >= 0 && ev.terms["r:" + piece];
           if ((j - i > 1 || !isKana(piece)) && (lead || !(isKana(piece) && hiragana(i, j))) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
         }
-        if (!found && !isKana(s[i])) {
+        if (!isKana(s[i])) {
           /* a verb or adjective written with its kanji and conjugated (言えば, 盗まれた, 抜けたい): the kanji, and
              the kana that ends its dictionary form (言ウ, 盗ム) or the kana kept before ル (抜ケル), where the
-             corpus has that word */
+             corpus has that word; a kept-kana form as long as the word found or longer wins over it, the word
+             staying one of its forms (持ちかけられて: 持チカケル, not the 持チ of 持ち物; 持チカケ as well where a
+             text has it) */
+          var before = found ? j : i;
+          shorter = found;
           var k = i;
           while (k < s.length && !isKana(s[k]) && GAPS.indexOf(s[k]) < 0 && !/[0-9]/.test(s[k])) k++;
           if (k > i && k < s.length && isKana(s[k])) {
-            var stem = s.slice(i, k), kept = s.slice(i, k + 1) + "ル";
-            if (self.surfaces[kept]) found = kept; /* 見えた: 見える before 見る, 出た: 出る before 出す */
-            for (var u = 0; u < ENDINGS.length && !found; u++) if (self.surfaces[stem + ENDINGS[u]]) found = stem + ENDINGS[u];
-            if (found) j = k + 1;
+            var stem = s.slice(i, k), run = 0;
+            while (k + run < s.length && run < 4 && isKana(s[k + run])) run++;
+            /* the kana kept before ル, the longest first: 持ちかけられて is 持チカケル, 見えた 見える before 見る,
+               出た 出る before 出す */
+            for (var n = run; n >= 1 && k + n >= before; n--) if (self.surfaces[s.slice(i, k + n) + "ル"]) { found = s.slice(i, k + n) + "ル"; j = k + n; break; }
+            for (var u = 0; u < ENDINGS.length && !found; u++) if (self.surfaces[stem + ENDINGS[u]]) { found = stem + ENDINGS[u]; j = k + 1; }
           }
         }
         if (found) {
           flush(i);
-          var e = self.surfaces[found], forms = e ? e[0].concat(e[1].filter(function (x) { return x.length > 1; })) : [found];
+          var forms = formsOf(found);
+          if (shorter && shorter !== found) forms = forms.concat(formsOf(shorter));
           if (!self.stop[forms[0]] && !STOP[forms[0]]) add(forms.concat(isKana(found) ? ["r:" + found] : []));
           i = j;
         } else {
