@@ -188,12 +188,13 @@ class LookupResult:
     message: str | None
     coverage: float  # the best answer's coverage (what the threshold compares)
 
-    def groups(self) -> list[tuple[str, list[Match]]]:
-        """The matches by game, in the order the games first appear."""
+    def groups(self, first: str | None = None) -> list[tuple[str, list[Match]]]:
+        """The matches by game, in the order the games first appear; `first` (the game the judge chose last)
+        before the others where its text fits."""
         out: dict[str, list[Match]] = {}
         for m in self.matches:
             out.setdefault(m.answer.game, []).append(m)
-        return list(out.items())
+        return sorted(out.items(), key=lambda kv: kv[0] != first)
 
 
 class _Bm25:

@@ -368,7 +368,17 @@
     });
   }
 
+  /* --- the game chosen last ---------------------------------------------------------------------
+     The server keeps it in a cookie (a page that names a game sets it); offline no request sets it, so the
+     page keeps it too, for the offline lookup across games (offline-search.js puts that game first). */
+  function rememberGame() {
+    var m = location.pathname.match(/^\/(?:wizard|rules|training)\/([a-z0-9-]+)(?:\/|$)/);
+    var game = m ? m[1] : new URLSearchParams(location.search).get("game");
+    if (game && game !== "lookup") try { localStorage.setItem("judgeapp.game", game); } catch (e) { /* not kept */ }
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
+    rememberGame();
     setupTheme();
     setupDeckForm();
     setupWorker();

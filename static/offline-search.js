@@ -486,6 +486,13 @@
         if (!by[g]) { by[g] = []; groups.push(g); }
         if (by[g].length < 3) by[g].push(h);
       });
+      /* the game the judge chose last first, where its text fits; said where it does not (as the server) */
+      var first = box.getAttribute("data-first");
+      if (!first) try { first = localStorage.getItem("judgeapp.game"); } catch (e) { /* none kept */ }
+      if (first && names[first]) {
+        if (by[first]) groups = [first].concat(groups.filter(function (g) { return g !== first; }));
+        else box.appendChild(el("p", { "class": "meta", role: "status" }, names[first] + "の規定には、この状況に当てはまるものが見つかりませんでした。ほかのゲームの規定："));
+      }
       groups.forEach(function (g) {
         box.appendChild(el("h2", {}, names[g] || g));
         box.appendChild(list(by[g]));

@@ -181,6 +181,25 @@ def test_home_page_offers_the_lookup_across_games_grouped_by_game(client, librar
     assert "どのゲームの規定にも" in html and "この文書には" not in html  # it looked in every game's text
 
 
+def test_the_lookup_across_games_puts_the_game_chosen_last_first(client, library):
+    """A judge at a one-game event finds that game's answers first; where its text fits nothing, the page says
+    so before the other games' answers (as offline: tests/test_offline.py)."""
+    q = "観客が口出しした"
+    order = [g for g, _ in library.lookup.search_all(q).groups()]
+    assert len(order) >= 3 and "dm-senshu" not in order
+    client.set_cookie("game", order[-1])
+    html = client.get("/wizard/lookup", query_string={"q": q}).get_data(as_text=True)
+    groups = re.findall(r'<h2 class="lookup-game">([^<]+)</h2>', html)
+    assert groups[0] == library.policies.games[order[-1]].name and len(groups) == len(order)
+    assert "の規定には、この状況に当てはまるものが見つかりませんでした" not in html
+    client.set_cookie("game", "dm-senshu")
+    html = client.get("/wizard/lookup", query_string={"q": q}).get_data(as_text=True)
+    groups = re.findall(r'<h2 class="lookup-game">([^<]+)</h2>', html)
+    assert groups == [library.policies.games[g].name for g in order]
+    said = f"{library.corpus.games['dm-senshu'].name}の規定には、この状況に当てはまるものが見つかりませんでした。"
+    assert said in html and 'data-first="dm-senshu"' in html
+
+
 def test_hostile_queries_are_answered(client):
     for q in ("", " ", "<script>alert(1)</script>", "a" * 5000, "\x00\x01", "🃏" * 50):
         resp = client.get("/api/infractions", query_string={"q": q})

@@ -229,6 +229,13 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         "どのゲームの規定にも、この状況に当てはまるものが見つかりませんでした。"
         in phone.locator("#offline-lookup p.empty").inner_text()
     )
+    # The game the judge opened last goes first offline too (the page keeps it: no request sets the cookie).
+    q = "観客が口出しした"
+    order = [g for g, _ in lib.lookup.search_all(q).groups()]
+    phone.goto(live_server + f"/wizard/{order[-1]}")
+    phone.goto(live_server + "/wizard/lookup?q=" + q)
+    phone.wait_for_selector("#offline-lookup h2")
+    assert phone.locator("#offline-lookup h2").first.inner_text() == lib.corpus.games[order[-1]].name
     # And the form, as a judge uses it with no signal.
     phone.goto(live_server + "/")
     phone.fill("input[name=q]", "遅刻")
