@@ -894,6 +894,13 @@ class QueryBuilding:
             words = self._without_number_parts(words, heads, keys)
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
+        # A word typed twice (山札をまぜたあと…またまぜても) is one word asked for, not two.
+        seen: set[tuple] = set()
+        words = [
+            qw
+            for qw in words
+            if (key := (qw.word.forms[0], qw.kana, qw.word.suffix)) not in seen and not seen.add(key)
+        ]
         # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
         core = [qw for qw in words if not qw.word.suffix] or words
         made: dict[int, tuple[list[Q.Query], list[Q.Query]]] = {}  # each word's alternatives, for both modes
