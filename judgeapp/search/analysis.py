@@ -127,6 +127,10 @@ class Word:
     # an interjection or a filler (えーと, うーん, あのー, ほら, はい): what a judge says around a question,
     # never a word of it (a query drops it)
     filler: bool = False
+    # `light` by its part of speech alone (a pronoun, adverb, adnominal, conjunction or interjection: この, そこ,
+    # また, すぐ), not a noun that stands as an adverb (結果, 後, 前 are asked for): a query ranks by it, it does
+    # not require it
+    minor: bool = False
 
 
 class Analyzer:
@@ -148,10 +152,10 @@ class Analyzer:
         self._memo: dict[tuple, Word] = {}
         self._pos: dict[int, tuple[bool, ...]] = {}
 
-    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool]:
+    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool]:
         """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
-        numeral, a case particle, a light word: `Word.light`) of a part of speech, read once per
-        part-of-speech id."""
+        numeral, a case particle, a light word: `Word.light`, a light part of speech: `Word.minor`) of a part
+        of speech, read once per part-of-speech id."""
         pid = m.part_of_speech_id()
         kind = self._pos.get(pid)
         if kind is None:
@@ -165,6 +169,7 @@ class Analyzer:
                 pos[1] == "数詞",
                 pos[:2] == ("助詞", "格助詞"),
                 pos[0] in _LIGHT_POS or pos[2] == "副詞可能",
+                pos[0] in _LIGHT_POS,
             )
         return kind
 
@@ -220,6 +225,7 @@ class Analyzer:
                                     w = memo[key] = self._word(m, aux)
                                     w.suffix = suffix
                                     w.light = kind[7]
+                                    w.minor = kind[8]
                                 if w.forms:
                                     out.append(w)
                             before = (surface, kind)

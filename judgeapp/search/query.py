@@ -901,8 +901,9 @@ class QueryBuilding:
             for qw in words
             if (key := (qw.word.forms[0], qw.kana, qw.word.suffix)) not in seen and not seen.add(key)
         ]
-        # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
-        core = [qw for qw in words if not qw.word.suffix] or words
+        # A suffix narrows the word before it (マッチ後): a section without it still has every word asked. A
+        # light part of speech (この, そこ, また: `Word.minor`) ranks a section, it is not asked for either.
+        core = [qw for qw in words if not qw.word.suffix and not (qw.word.minor and not qw.chunk)] or words
         made: dict[int, tuple[list[Q.Query], list[Q.Query]]] = {}  # each word's alternatives, for both modes
 
         def alternatives(qw: QueryWord) -> tuple[list[Q.Query], list[Q.Query]]:
