@@ -113,7 +113,9 @@ class Word:
     parts: tuple[str, ...]  # short-unit forms when the long unit splits
     synonyms: tuple[int, ...] = ()  # SudachiPy synonym group ids (of the word, or of its short units)
     # a grammatical word in a content word's place: a verb that can be auxiliary right after て/で (〜てくる,
-    # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
+    # 〜てあげる, 〜てしまう), いける after a particle or an auxiliary (〜ないといけない, 〜てはいけない,
+    # 〜なきゃいけない: must, must not) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs
+    # it as nothing, a query drops it (outside a run of kana)
     aux: bool = False
     suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
     # the short units' readings when the long unit splits (停止中: テイシ, チュウ)
@@ -189,15 +191,26 @@ class Analyzer:
                             surface = m.surface()
                             if not kind[0]:
                                 # _is_aux, from the part-of-speech kinds (see `Word.aux`)
-                                aux = kind[1] or (
-                                    kind[2]
-                                    and before is not None
-                                    and before[0] in ("て", "で")
-                                    and before[1][3]
-                                    and not before[1][
-                                        6
-                                    ]  # で of a place or means (途中で抜ける) is no て-form
-                                    and m.dictionary_form() not in ("見る", "みる")
+                                aux = (
+                                    kind[1]
+                                    or (
+                                        kind[2]
+                                        and before is not None
+                                        and before[0] in ("て", "で")
+                                        and before[1][3]
+                                        and not before[1][
+                                            6
+                                        ]  # で of a place or means (途中で抜ける) is no て-form
+                                        and m.dictionary_form() not in ("見る", "みる")
+                                    )
+                                    or (
+                                        # 〜ないといけない, 〜てはいけない, 〜なきゃいけない: must, must not
+                                        kind[2]
+                                        and before is not None
+                                        and before[1][3]
+                                        and not before[1][6]
+                                        and m.dictionary_form() == "いける"
+                                    )
                                 )
                                 # a suffix after a word (後 in マッチ後), not a counter after a number (2枚)
                                 suffix = kind[4] and before is not None and not before[1][5]

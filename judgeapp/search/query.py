@@ -270,7 +270,12 @@ class QueryBuilding:
             words = [
                 x
                 for w in analysed
-                if w.forms[0] not in QUERY_STOP and not w.filler and not _about(w, chunk)
+                if w.forms[0] not in QUERY_STOP
+                and not w.filler
+                and not _about(w, chunk)
+                # a grammatical verb in a content word's place (〜てしまう, 〜ておく, 〜ないといけない), outside a
+                # run of kana (a run of kana is read whole: でんどう)
+                and not (w.aux and not is_kana(chunk))
                 for x in self._without_question_word(w)
             ]
             if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
