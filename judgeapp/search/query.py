@@ -83,6 +83,10 @@ def _about(w: Word, chunk: str) -> bool:
     return any(f in _ABOUT_VERBS for f in w.forms) and f"に{w.surface}て" in chunk
 
 
+# The counters a judge asks for after 何 (何分: SudachiPy reads it as one word, なにぶん, "somewhat").
+_COUNTER_WORDS = frozenset(KANA_COUNTERS.values())
+
+
 class QueryBuilding:
     """`SearchIndex`'s query side: a judge's text analysed once and made into one Whoosh query."""
 
@@ -441,10 +445,13 @@ class QueryBuilding:
     def _without_question_word(self, w: Word) -> list[Word]:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
         has where it gives the answer (５枚, 3 年)."""
+        head = ""
         if len(w.parts) > 1 and w.parts[0] in QUERY_STOP and fold(w.surface).startswith(w.parts[0]):
-            rest = [
-                x for x in self.analyzer.words(w.surface[len(w.parts[0]) :]) if x.forms[0] not in QUERY_STOP
-            ]
+            head = w.parts[0]
+        elif not w.parts and w.surface[:1] == "何" and w.surface[1:] in _COUNTER_WORDS:
+            head = "何"  # one word to SudachiPy (何分: なにぶん), a count asked all the same
+        if head:
+            rest = [x for x in self.analyzer.words(w.surface[len(head) :]) if x.forms[0] not in QUERY_STOP]
             # a counter asked for: it ranks, it is not required (a copy: the analyzer's words are shared)
             return [dataclasses.replace(x, suffix=True, asked=True) for x in rest]
         return [w]
