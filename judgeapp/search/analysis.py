@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "15"
+ANALYZER_VERSION = "16"
 
 
 def analysis_version() -> str:
@@ -113,7 +113,9 @@ class Word:
     parts: tuple[str, ...]  # short-unit forms when the long unit splits
     synonyms: tuple[int, ...] = ()  # SudachiPy synonym group ids (of the word, or of its short units)
     # a grammatical word in a content word's place: a verb that can be auxiliary right after て/で (〜てくる,
-    # 〜てあげる, 〜てしまう) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs it as nothing
+    # 〜てあげる, 〜てしまう), いける after a particle or an auxiliary (〜ないといけない, 〜てはいけない,
+    # 〜なきゃいけない: must, must not) or an auxiliary's stem (負けそう, 〜よう); the situation lookup weighs
+    # it as nothing, a query drops it (outside a run of kana)
     aux: bool = False
     suffix: bool = False  # a suffix after a word (後 in マッチ後, 中 in ゲーム中; not a counter: 2枚)
     # the short units' readings when the long unit splits (停止中: テイシ, チュウ)
@@ -127,6 +129,10 @@ class Word:
     # an interjection or a filler (えーと, うーん, あのー, ほら, はい): what a judge says around a question,
     # never a word of it (a query drops it)
     filler: bool = False
+    # `light` by its part of speech alone (a pronoun, adverb, adnominal, conjunction or interjection: この, そこ,
+    # また, すぐ), not a noun that stands as an adverb (結果, 後, 前 are asked for): a query ranks by it, it does
+    # not require it
+    minor: bool = False
 
 
 class Analyzer:
@@ -148,10 +154,10 @@ class Analyzer:
         self._memo: dict[tuple, Word] = {}
         self._pos: dict[int, tuple[bool, ...]] = {}
 
-    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool]:
+    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool]:
         """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
-        numeral, a case particle, a light word: `Word.light`) of a part of speech, read once per
-        part-of-speech id."""
+        numeral, a case particle, a light word: `Word.light`, a light part of speech: `Word.minor`) of a part
+        of speech, read once per part-of-speech id."""
         pid = m.part_of_speech_id()
         kind = self._pos.get(pid)
         if kind is None:
@@ -165,6 +171,7 @@ class Analyzer:
                 pos[1] == "数詞",
                 pos[:2] == ("助詞", "格助詞"),
                 pos[0] in _LIGHT_POS or pos[2] == "副詞可能",
+                pos[0] in _LIGHT_POS,
             )
         return kind
 
@@ -184,15 +191,26 @@ class Analyzer:
                             surface = m.surface()
                             if not kind[0]:
                                 # _is_aux, from the part-of-speech kinds (see `Word.aux`)
-                                aux = kind[1] or (
-                                    kind[2]
-                                    and before is not None
-                                    and before[0] in ("て", "で")
-                                    and before[1][3]
-                                    and not before[1][
-                                        6
-                                    ]  # で of a place or means (途中で抜ける) is no て-form
-                                    and m.dictionary_form() not in ("見る", "みる")
+                                aux = (
+                                    kind[1]
+                                    or (
+                                        kind[2]
+                                        and before is not None
+                                        and before[0] in ("て", "で")
+                                        and before[1][3]
+                                        and not before[1][
+                                            6
+                                        ]  # で of a place or means (途中で抜ける) is no て-form
+                                        and m.dictionary_form() not in ("見る", "みる")
+                                    )
+                                    or (
+                                        # 〜ないといけない, 〜てはいけない, 〜なきゃいけない: must, must not
+                                        kind[2]
+                                        and before is not None
+                                        and before[1][3]
+                                        and not before[1][6]
+                                        and m.dictionary_form() == "いける"
+                                    )
                                 )
                                 # a suffix after a word (後 in マッチ後), not a counter after a number (2枚)
                                 suffix = kind[4] and before is not None and not before[1][5]
@@ -220,6 +238,7 @@ class Analyzer:
                                     w = memo[key] = self._word(m, aux)
                                     w.suffix = suffix
                                     w.light = kind[7]
+                                    w.minor = kind[8]
                                 if w.forms:
                                     out.append(w)
                             before = (surface, kind)

@@ -83,6 +83,10 @@ def _about(w: Word, chunk: str) -> bool:
     return any(f in _ABOUT_VERBS for f in w.forms) and f"に{w.surface}て" in chunk
 
 
+# The counters a judge asks for after 何 (何分: SudachiPy reads it as one word, なにぶん, "somewhat").
+_COUNTER_WORDS = frozenset(KANA_COUNTERS.values())
+
+
 class QueryBuilding:
     """`SearchIndex`'s query side: a judge's text analysed once and made into one Whoosh query."""
 
@@ -270,7 +274,12 @@ class QueryBuilding:
             words = [
                 x
                 for w in analysed
-                if w.forms[0] not in QUERY_STOP and not w.filler and not _about(w, chunk)
+                if w.forms[0] not in QUERY_STOP
+                and not w.filler
+                and not _about(w, chunk)
+                # a grammatical verb in a content word's place (〜てしまう, 〜ておく, 〜ないといけない), outside a
+                # run of kana (a run of kana is read whole: でんどう)
+                and not (w.aux and not is_kana(chunk))
                 for x in self._without_question_word(w)
             ]
             if is_kana(chunk) and not words and (analysed or self._only_particles(chunk)):
@@ -436,10 +445,13 @@ class QueryBuilding:
     def _without_question_word(self, w: Word) -> list[Word]:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
         has where it gives the answer (５枚, 3 年)."""
+        head = ""
         if len(w.parts) > 1 and w.parts[0] in QUERY_STOP and fold(w.surface).startswith(w.parts[0]):
-            rest = [
-                x for x in self.analyzer.words(w.surface[len(w.parts[0]) :]) if x.forms[0] not in QUERY_STOP
-            ]
+            head = w.parts[0]
+        elif not w.parts and w.surface[:1] == "何" and w.surface[1:] in _COUNTER_WORDS:
+            head = "何"  # one word to SudachiPy (何分: なにぶん), a count asked all the same
+        if head:
+            rest = [x for x in self.analyzer.words(w.surface[len(head) :]) if x.forms[0] not in QUERY_STOP]
             # a counter asked for: it ranks, it is not required (a copy: the analyzer's words are shared)
             return [dataclasses.replace(x, suffix=True, asked=True) for x in rest]
         return [w]
@@ -892,10 +904,21 @@ class QueryBuilding:
         if keys:  # once, however many of its forms the section has
             signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
             words = self._without_number_parts(words, heads, keys)
+            if words:  # the number and more words (第3条b 5年): the subsections the words may pick (3b-iii)
+                within = Q.Or([Q.Term("number", "in:" + k) for k in keys])
+                signals.append(Q.ConstantScoreQuery(within, WEIGHT["number"] * WEIGHT["within"]))
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
-        # A suffix narrows the word before it (マッチ後): a section without it still has every word asked.
-        core = [qw for qw in words if not qw.word.suffix] or words
+        # A word typed twice (山札をまぜたあと…またまぜても) is one word asked for, not two.
+        seen: set[tuple] = set()
+        words = [
+            qw
+            for qw in words
+            if (key := (qw.word.forms[0], qw.kana, qw.word.suffix)) not in seen and not seen.add(key)
+        ]
+        # A suffix narrows the word before it (マッチ後): a section without it still has every word asked. A
+        # light part of speech (この, そこ, また: `Word.minor`) ranks a section, it is not asked for either.
+        core = [qw for qw in words if not qw.word.suffix and not (qw.word.minor and not qw.chunk)] or words
         made: dict[int, tuple[list[Q.Query], list[Q.Query]]] = {}  # each word's alternatives, for both modes
 
         def alternatives(qw: QueryWord) -> tuple[list[Q.Query], list[Q.Query]]:
