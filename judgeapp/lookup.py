@@ -442,6 +442,16 @@ class Lookup:
                         parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
             self._syn_parts.append(tuple(parts))
+        # A key in latin letters whose phrases are each one word of the texts is those words' initials (PL:
+        # プレイヤー, ダイバー; DQ: 失格): a story's word so written weighs as they do (`_word_weights`).
+        self._initials: dict[str, tuple[str, ...]] = {}
+        for keys, means in synonyms:
+            ws = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
+            if all(len(x) == 1 for x in ws):
+                forms = tuple(dict.fromkeys(f for x in ws for f in x[0].forms))
+                for k in keys:
+                    if k.isascii() and k.isalpha():
+                        self._initials[fold(k)] = self._initials.get(fold(k), ()) + forms
         # The keys of two letters or more, folded as the story is, by their first character: for finding one
         # the analyzer cut into pieces (出停 as 出・停)
         self._split_keys: dict[str, list[str]] = {}
@@ -919,12 +929,17 @@ class Lookup:
         """Each word's weight: its idf over the text's lines, to the power IDF_POWER. With `by_group` (the
         nothing-fits test), a word no line spells but whose dictionary synonym group the lines hold weighs as
         that group does: 選手 is found as プレイヤー, the commonest word of the texts, and must not weigh as a
-        word the texts never use."""
+        word the texts never use. A word in latin letters that no line spells and that the synonym list gives
+        as initials of the texts' words (PL: プレイヤー) weighs as those words, always: it is a setting word,
+        not the rarest of the story."""
         bm = self._bm["passage"]
         out = []
         for k, (alts, w) in enumerate(words):
             tf = bm.word_tf(alts)
             df = int(np.count_nonzero(tf)) if tf is not None else 0
+            if not df and w >= 1.0 and alts and alts[0] in self._initials:
+                tf = bm.word_tf(self._initials[alts[0]])
+                df = int(np.count_nonzero(tf)) if tf is not None else 0
             if by_group and not df and w >= 1.0 and k + 1 < len(words) and words[k + 1][0][:1]:
                 group = words[k + 1][0]
                 if group[0].startswith("g:"):
