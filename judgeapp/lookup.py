@@ -96,6 +96,12 @@ CITED_WEIGHT = 0.5
 OPEN_RE = re.compile(
     r"(こと|場合)が(でき|あり)ます|ことができ|できる|出来る|出来ます|[てで]もよい|構いません|判断"
 )
+# A game score as a judge writes it (1-0, 2-1, 1-1; not a section number, 10-4, nor a count, 1-2枚): one player
+# ahead, or both even, in the texts' words (dm-senshu 206, tcg-taikai 7c), as weaker words like a synonym's
+# phrases.
+_SCORE_RE = re.compile(r"(?<![0-9.])([0-9])\s*[-−–]\s*([0-9])(?![0-9]|\s*[枚回人個点分秒つ度件])")
+SCORE_EVEN = ["同数のゲームに勝っていた", "勝利ゲーム数が同じ"]
+SCORE_AHEAD = ["多くのゲームに勝っていた", "すでに 1 ゲーム勝利"]
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
 _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
@@ -705,13 +711,9 @@ class Lookup:
             if not (forms & query_forms or found or joined):
                 continue
             encoded = []
-            # the entry's phrases, all their words together, weigh as PHRASE_WORDS of them at most: an entry
-            # with many phrases (八百長: four, twelve words) would otherwise outweigh the story's own words
             per_means = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
-            n_extra = sum(len(ws) for ws in per_means)
-            xw = PHRASE_WEIGHT * min(1.0, PHRASE_WORDS / max(1, n_extra))
+            extra.extend(self._phrase_words(means, per_means))
             for ws in per_means:
-                extra.extend((tuple(dict.fromkeys(w.forms + w.parts)), xw) for w in ws)
                 if ws:
                     encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
             for k, w in enumerate(origin):
@@ -739,9 +741,24 @@ class Lookup:
             if owner is not None and not nxt:
                 out_words.append((("p:",) + tuple(dict.fromkeys(phrases[owner])), 0.0))
                 out_surfaces.append(surfaces[owner])
+        # A game score (1-0, 1-1) is read as the texts say it: one player ahead, or both even
+        for m in _SCORE_RE.finditer(fold(text)):
+            extra.extend(self._phrase_words(SCORE_EVEN if m.group(1) == m.group(2) else SCORE_AHEAD))
         out_words += extra
         out_surfaces += [""] * len(extra)
         return out_words, out_surfaces, light
+
+    def _phrase_words(
+        self, means: list[str], per_means: list[list[Word]] | None = None
+    ) -> list[tuple[tuple[str, ...], float]]:
+        """Phrases' words as weaker words of the story: all of them together weigh as PHRASE_WORDS of them at
+        most (an entry with many phrases, 八百長's four of twelve words, would otherwise outweigh the story's
+        own words)."""
+        if per_means is None:
+            per_means = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
+        n_extra = sum(len(ws) for ws in per_means)
+        xw = PHRASE_WEIGHT * min(1.0, PHRASE_WORDS / max(1, n_extra))
+        return [(tuple(dict.fromkeys(w.forms + w.parts)), xw) for ws in per_means for w in ws]
 
     def _join_keys(self, text: str, folded: str, analysed: list[Word]) -> list[Word]:
         """A key of the synonym list the analyzer cut into words of which one the text never uses (出停中:
