@@ -296,6 +296,8 @@
           /* ... but a chunk's first word before a particle is no grammar: うしろの人 begins with the text's 後ろ,
              read by its reading (いないから stays grammar: not 以内) */
           var lead = i === 0 && j - i > 2 && j < s.length && "ノガヲハニヘトモ".indexOf(s[j]) >= 0 && ev.terms["r:" + piece];
+          /* ... and so is a chunk's first kana word right before a kanji (わざと余計に: わざと) */
+          if (!lead && i === 0 && j - i > 2 && j < s.length && isKana(piece) && !isKana(s[j]) && GAPS.indexOf(s[j]) < 0 && !/[0-9a-z]/.test(s[j])) lead = true;
           if ((j - i > 1 || !isKana(piece)) && (lead || !(isKana(piece) && hiragana(i, j))) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
         }
         if (!found && !isKana(s[i])) {
@@ -306,14 +308,19 @@
           while (k < s.length && !isKana(s[k]) && GAPS.indexOf(s[k]) < 0 && !/[0-9]/.test(s[k])) k++;
           if (k > i && k < s.length && isKana(s[k])) {
             var stem = s.slice(i, k), kept = s.slice(i, k + 1) + "ル";
-            if (self.surfaces[kept]) found = kept; /* 見えた: 見える before 見る, 出た: 出る before 出す */
+            /* ... or more kana kept before ル, the longest first (持ちかけられて: 持ちかける, a compound verb) */
+            for (var m = Math.min(s.length, k + 6); m > k + 1 && !found; m--) if (isKana(s.slice(k, m)) && self.surfaces[s.slice(i, m) + "ル"]) { found = s.slice(i, m) + "ル"; j = m; }
+            if (!found && self.surfaces[kept]) found = kept; /* 見えた: 見える before 見る, 出た: 出る before 出す */
             for (var u = 0; u < ENDINGS.length && !found; u++) if (self.surfaces[stem + ENDINGS[u]]) found = stem + ENDINGS[u];
-            if (found) j = k + 1;
+            if (found && j <= k) j = k + 1;
           }
         }
         if (found) {
           flush(i);
           var e = self.surfaces[found], forms = e ? e[0].concat(e[1].filter(function (x) { return x.length > 1; })) : [found];
+          /* a verb's stem as typed (持ちかけ) is also the verb the corpus spells whole (持ちかける), as the server reads it */
+          var verb = !isKana(found[0]) && isKana(found[found.length - 1]) && self.surfaces[found + "ル"];
+          if (verb) forms = forms.concat(verb[0]);
           if (!self.stop[forms[0]] && !STOP[forms[0]]) add(forms.concat(isKana(found) ? ["r:" + found] : []));
           i = j;
         } else {
