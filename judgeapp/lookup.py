@@ -96,6 +96,12 @@ CITED_WEIGHT = 0.5
 OPEN_RE = re.compile(
     r"(こと|場合)が(でき|あり)ます|ことができ|できる|出来る|出来ます|[てで]もよい|構いません|判断"
 )
+# A game score as a judge writes it (1-0, 2-1, 1-1; not a section number, 10-4, nor a count, 1-2枚): one player
+# ahead, or both even, in the texts' words (dm-senshu 206, tcg-taikai 7c), as weaker words like a synonym's
+# phrases.
+_SCORE_RE = re.compile(r"(?<![0-9.])([0-9])\s*[-−–]\s*([0-9])(?![0-9]|\s*[枚回人個点分秒つ度件])")
+SCORE_EVEN = ["同数のゲームに勝っていた", "勝利ゲーム数が同じ"]
+SCORE_AHEAD = ["多くのゲームに勝っていた", "すでに 1 ゲーム勝利"]
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
 _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
@@ -443,6 +449,16 @@ class Lookup:
                         parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
             self._syn_parts.append(tuple(parts))
+        # A key in latin letters whose phrases are each one word of the texts is those words' initials (PL:
+        # プレイヤー; DQ: 失格): a story's word so written weighs as they do (`_word_weights`).
+        self._initials: dict[str, tuple[str, ...]] = {}
+        for keys, means in synonyms:
+            ws = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
+            if all(len(x) == 1 for x in ws):
+                forms = tuple(dict.fromkeys(f for x in ws for f in x[0].forms))
+                for k in keys:
+                    if k.isascii() and k.isalpha():
+                        self._initials[fold(k)] = self._initials.get(fold(k), ()) + forms
         # The keys of two letters or more, folded as the story is, by their first character: for finding one
         # the analyzer cut into pieces (出停 as 出・停)
         self._split_keys: dict[str, list[str]] = {}
@@ -696,13 +712,9 @@ class Lookup:
             if not (forms & query_forms or found or joined):
                 continue
             encoded = []
-            # the entry's phrases, all their words together, weigh as PHRASE_WORDS of them at most: an entry
-            # with many phrases (八百長: four, twelve words) would otherwise outweigh the story's own words
             per_means = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
-            n_extra = sum(len(ws) for ws in per_means)
-            xw = PHRASE_WEIGHT * min(1.0, PHRASE_WORDS / max(1, n_extra))
+            extra.extend(self._phrase_words(means, per_means))
             for ws in per_means:
-                extra.extend((tuple(dict.fromkeys(w.forms + w.parts)), xw) for w in ws)
                 if ws:
                     encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
             for k, w in enumerate(origin):
@@ -730,9 +742,24 @@ class Lookup:
             if owner is not None and not nxt:
                 out_words.append((("p:",) + tuple(dict.fromkeys(phrases[owner])), 0.0))
                 out_surfaces.append(surfaces[owner])
+        # A game score (1-0, 1-1) is read as the texts say it: one player ahead, or both even
+        for m in _SCORE_RE.finditer(fold(text)):
+            extra.extend(self._phrase_words(SCORE_EVEN if m.group(1) == m.group(2) else SCORE_AHEAD))
         out_words += extra
         out_surfaces += [""] * len(extra)
         return out_words, out_surfaces, light
+
+    def _phrase_words(
+        self, means: list[str], per_means: list[list[Word]] | None = None
+    ) -> list[tuple[tuple[str, ...], float]]:
+        """Phrases' words as weaker words of the story: all of them together weigh as PHRASE_WORDS of them at
+        most (an entry with many phrases, 八百長's four of twelve words, would otherwise outweigh the story's
+        own words)."""
+        if per_means is None:
+            per_means = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
+        n_extra = sum(len(ws) for ws in per_means)
+        xw = PHRASE_WEIGHT * min(1.0, PHRASE_WORDS / max(1, n_extra))
+        return [(tuple(dict.fromkeys(w.forms + w.parts)), xw) for ws in per_means for w in ws]
 
     def _join_keys(self, text: str, folded: str, analysed: list[Word]) -> list[Word]:
         """A key of the synonym list the analyzer cut into words of which one the text never uses (出停中:
@@ -844,8 +871,11 @@ class Lookup:
         weights = ranking
         matches = []
         for i in order:
-            cov, matched = self._coverage(i, words, weights, qgrams)
-            matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
+            lines: dict[int, float] = {}
+            cov, matched = self._coverage(i, words, weights, qgrams, lines)
+            matches.append(
+                self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
+            )
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = _sections_first(matches)
         matches = matches[:limit]
@@ -920,12 +950,17 @@ class Lookup:
         """Each word's weight: its idf over the text's lines, to the power IDF_POWER. With `by_group` (the
         nothing-fits test), a word no line spells but whose dictionary synonym group the lines hold weighs as
         that group does: 選手 is found as プレイヤー, the commonest word of the texts, and must not weigh as a
-        word the texts never use."""
+        word the texts never use. A word in latin letters that no line spells and that the synonym list gives
+        as initials of the texts' words (PL: プレイヤー) weighs as those words, always: it is a setting word,
+        not the rarest of the story."""
         bm = self._bm["passage"]
         out = []
         for k, (alts, w) in enumerate(words):
             tf = bm.word_tf(alts)
             df = int(np.count_nonzero(tf)) if tf is not None else 0
+            if not df and w >= 1.0 and alts and alts[0] in self._initials:
+                tf = bm.word_tf(self._initials[alts[0]])
+                df = int(np.count_nonzero(tf)) if tf is not None else 0
             if by_group and not df and w >= 1.0 and k + 1 < len(words) and words[k + 1][0][:1]:
                 group = words[k + 1][0]
                 if group[0].startswith("g:"):
@@ -940,6 +975,7 @@ class Lookup:
         words: list[tuple[tuple[str, ...], float]],
         weights: list[float],
         qgrams: Collection[str],
+        lines: dict[int, float] | None = None,
     ) -> tuple[float, list[int]]:
         """The share of the query's weight found in the answer's own evidence (words, or else bigrams).
 
@@ -954,6 +990,8 @@ class Lookup:
         for u in self._strong.get(i, ()):
             unit = self.units["passage"][u]
             got = self._coverage_of(unit.terms, unit.grams, words, weights, qgrams)
+            if lines is not None:
+                lines[u] = got[0]
             if got[0] > best[0]:
                 best = got
         return best
@@ -998,6 +1036,9 @@ class Lookup:
         gram_cov = sum(1 for g in qgrams if g in grams) / len(qgrams) if qgrams else 0.0
         return max(word_cov, gram_cov * 0.9), matched
 
+    def _line(self, u: int) -> str:
+        return self.units["passage"][u].text
+
     def _match(
         self,
         i: int,
@@ -1007,6 +1048,7 @@ class Lookup:
         surfaces: list[str],
         words: list[tuple[tuple[str, ...], float]],
         passage_scores: np.ndarray | None,
+        lines: dict[int, float] | None = None,
     ) -> Match:
         a = self.answers[i]
         alts = set(t for k in matched for t in words[k][0])
@@ -1019,6 +1061,19 @@ class Lookup:
                 continue
             if passage_scores[u] > 0 and (best is None or passage_scores[u] > passage_scores[best]):
                 best = u
+        # A section's line that leaves the decision open (「ペナルティが与えられることがあります」) is shown, and so
+        # flags discretion, when it holds as much of the story as any line of the section and the line that
+        # scored best leaves nothing open (スコアカード 返送忘れ: 「…返送して下さい」 and 「…返送されなかった場合、
+        # …ペナルティが与えられることがあります」 hold the same words).
+        if a.section is not None and lines and not (best is not None and OPEN_RE.search(self._line(best))):
+            top = max(lines.values())
+            opens = [
+                u
+                for u, c in lines.items()
+                if c >= top - 1e-9 and passage_scores[u] > 0 and OPEN_RE.search(self._line(u))
+            ]
+            if opens:
+                best = max(opens, key=lambda u: passage_scores[u])
         if best is not None:
             unit = self.units["passage"][best]
             passage, section = unit.text, unit.section

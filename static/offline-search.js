@@ -297,6 +297,8 @@
           /* ... but a chunk's first word before a particle is no grammar: うしろの人 begins with the text's 後ろ,
              read by its reading (いないから stays grammar: not 以内) */
           var lead = i === 0 && j - i > 2 && j < s.length && "ノガヲハニヘトモ".indexOf(s[j]) >= 0 && ev.terms["r:" + piece];
+          /* ... and so is a chunk's first kana word right before a kanji (わざと余計に: わざと) */
+          if (!lead && i === 0 && j - i > 2 && j < s.length && isKana(piece) && !isKana(s[j]) && GAPS.indexOf(s[j]) < 0 && !/[0-9a-z]/.test(s[j])) lead = true;
           if ((j - i > 1 || !isKana(piece)) && (lead || !(isKana(piece) && hiragana(i, j))) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
         }
         if (!isKana(s[i])) {

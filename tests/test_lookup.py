@@ -112,6 +112,15 @@ def test_lookup_on_the_thirteenth_writers_tuning_half(client):
     assert top3 / n >= 0.92 and first / n >= 0.75, (top3, first, n)
 
 
+def test_lookup_on_the_fourteenth_writers_tuning_half(client):
+    """The fourteenth writer's tuning half (a head judge's terse phone notes: PL, HJ, BO3, 1-0, game nicknames;
+    the ninth pass tuned on it, validated on the other tuning halves' sums): 85.7 / 77.1 in the bench before the
+    pass, 92.9 / 88.6 after; held here to what it reached (the test app carries the fixture game)."""
+    first, top3, n = _score(client, load_cases("situations_tune14.yaml"))
+    print(f"\nsituations_tune14.yaml: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= 0.92 and first / n >= 0.88, (top3, first, n)
+
+
 def test_none_table_is_from_the_unseen_writer():
     assert len(NONE) >= 20 and all(c.get("none") for c in NONE)
 
@@ -357,6 +366,44 @@ def test_a_key_the_analyzer_cuts_is_one_word(library):
     # a key whose pieces the text has stays as the analyzer cut it (同じ・カード)
     words, surfaces, _ = library.lookup._query_words("同じカード5枚入ってた")
     assert "同じカード" not in surfaces, surfaces
+
+
+def test_initials_weigh_as_the_word_they_stand_for(library):
+    """PL, a player in a judge's notes, is no rare word: it weighs as プレイヤー, the word the synonym list gives."""
+    lookup = library.lookup
+    words, surfaces, _ = lookup._query_words("PL 辞退")
+    weights = lookup._word_weights(words)
+    pl = next(w for (_, x), s, w in zip(words, surfaces, weights, strict=True) if s == "PL" and x >= 1.0)
+    words, surfaces, _ = lookup._query_words("プレイヤー 辞退")
+    assert pl == pytest.approx(lookup._word_weights(words)[surfaces.index("プレイヤー")])
+    assert pl < 0.2 * max(weights), (pl, weights)
+
+
+@pytest.mark.parametrize(
+    ("q", "read"),
+    [("SE 時間切れ 1-0 G2途中", "勝利"), ("スイス 時間切れ 1-1", "同数"), ("時間切れ ２－２", "同数"),
+     ("10-4の違反", None), ("1-2枚多く引いた", None)],
+)  # fmt: skip
+def test_a_game_score_is_read_as_the_texts_words(library, q, read):
+    """A game score (1-0: one player ahead; 1-1: both even) adds the texts' words for it, as weaker words; a
+    section number (10-4) and a count (1-2枚) are no score."""
+    words, surfaces, _ = library.lookup._query_words(q)
+    extra = [alts for (alts, x), s in zip(words, surfaces, strict=True) if not s and 0 < x < 1]
+    got = {a for alts in extra for a in alts}
+    if read is None:
+        assert not {"同数", "勝利"} & got, extra
+    elif read == "同数":
+        assert "同数" in got, extra
+    else:
+        assert read in got and "同数" not in got, extra
+
+
+def test_a_sections_open_line_is_shown_where_it_holds_the_story_as_well(client):
+    """スコアカード 返送忘れ: 「…２週間以内（必着）に返送して下さい」 and 「…返送されなかった場合、…ペナルティが与えられる
+    ことがあります」 hold the same words; the line that leaves the penalty open is shown, with discretion."""
+    first = _api(client, "スコアカード 返送忘れ 3週たった", "lycee")["results"][0]
+    assert first["id"] == "section:lycee/guideline/score-cards"
+    assert first["discretion"] is True and "ことがあります" in first["decides"], first["decides"]
 
 
 def test_a_removal_rule_without_a_consequence_has_a_badge(client):
