@@ -121,6 +121,15 @@ def test_lookup_on_the_fourteenth_writers_tuning_half(client):
     assert top3 / n >= 0.92 and first / n >= 0.88, (top3, first, n)
 
 
+def test_lookup_on_the_fifteenth_writers_tuning_half(client):
+    """The fifteenth writer's tuning half (a judge at a first large event: long polite stories, everyday words;
+    no pass tuned on it, the ninth and tenth validated on it): 92.0 / 82.0 in the bench before them, 94.0 / 82.0
+    after; held here to what it reached (the test app carries the fixture game)."""
+    first, top3, n = _score(client, load_cases("situations_tune15.yaml"))
+    print(f"\nsituations_tune15.yaml: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= 0.92 and first / n >= 0.80, (top3, first, n)
+
+
 def test_none_table_is_from_the_unseen_writer():
     assert len(NONE) >= 20 and all(c.get("none") for c in NONE)
 
