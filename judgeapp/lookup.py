@@ -450,7 +450,7 @@ class Lookup:
             self._syn_forms.append(frozenset(forms))
             self._syn_parts.append(tuple(parts))
         # A key in latin letters whose phrases are each one word of the texts is those words' initials (PL:
-        # プレイヤー; DQ: 失格): a story's word so written weighs as they do (`_word_weights`).
+        # プレイヤー, ダイバー; DQ: 失格): a story's word so written weighs as they do (`_word_weights`).
         self._initials: dict[str, tuple[str, ...]] = {}
         for keys, means in synonyms:
             ws = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
@@ -871,11 +871,8 @@ class Lookup:
         weights = ranking
         matches = []
         for i in order:
-            lines: dict[int, float] = {}
-            cov, matched = self._coverage(i, words, weights, qgrams, lines)
-            matches.append(
-                self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
-            )
+            cov, matched = self._coverage(i, words, weights, qgrams)
+            matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = _sections_first(matches)
         matches = matches[:limit]
@@ -975,7 +972,6 @@ class Lookup:
         words: list[tuple[tuple[str, ...], float]],
         weights: list[float],
         qgrams: Collection[str],
-        lines: dict[int, float] | None = None,
     ) -> tuple[float, list[int]]:
         """The share of the query's weight found in the answer's own evidence (words, or else bigrams).
 
@@ -990,8 +986,6 @@ class Lookup:
         for u in self._strong.get(i, ()):
             unit = self.units["passage"][u]
             got = self._coverage_of(unit.terms, unit.grams, words, weights, qgrams)
-            if lines is not None:
-                lines[u] = got[0]
             if got[0] > best[0]:
                 best = got
         return best
@@ -1036,9 +1030,6 @@ class Lookup:
         gram_cov = sum(1 for g in qgrams if g in grams) / len(qgrams) if qgrams else 0.0
         return max(word_cov, gram_cov * 0.9), matched
 
-    def _line(self, u: int) -> str:
-        return self.units["passage"][u].text
-
     def _match(
         self,
         i: int,
@@ -1048,7 +1039,6 @@ class Lookup:
         surfaces: list[str],
         words: list[tuple[tuple[str, ...], float]],
         passage_scores: np.ndarray | None,
-        lines: dict[int, float] | None = None,
     ) -> Match:
         a = self.answers[i]
         alts = set(t for k in matched for t in words[k][0])
@@ -1061,19 +1051,6 @@ class Lookup:
                 continue
             if passage_scores[u] > 0 and (best is None or passage_scores[u] > passage_scores[best]):
                 best = u
-        # A section's line that leaves the decision open (「ペナルティが与えられることがあります」) is shown, and so
-        # flags discretion, when it holds as much of the story as any line of the section and the line that
-        # scored best leaves nothing open (スコアカード 返送忘れ: 「…返送して下さい」 and 「…返送されなかった場合、
-        # …ペナルティが与えられることがあります」 hold the same words).
-        if a.section is not None and lines and not (best is not None and OPEN_RE.search(self._line(best))):
-            top = max(lines.values())
-            opens = [
-                u
-                for u, c in lines.items()
-                if c >= top - 1e-9 and passage_scores[u] > 0 and OPEN_RE.search(self._line(u))
-            ]
-            if opens:
-                best = max(opens, key=lambda u: passage_scores[u])
         if best is not None:
             unit = self.units["passage"][best]
             passage, section = unit.text, unit.section
