@@ -63,7 +63,6 @@ def index_docs(corpus: Corpus) -> Iterator[IndexDoc]:
             text=section.text,
             numbers=numbers,
             context=context,
-            within=corpus.number_keys(corpus.sections[section.parent]) if section.parent else [],
         )
 
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "16"
+ANALYZER_VERSION = "15"
 
 
 def analysis_version() -> str:

@@ -86,8 +86,7 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "id": d.id,
         "game": d.game,
         "doc": d.doc,
-        # its own number, and the number of the section it is a subsection of (in:3.b for 3b-iii)
-        "number": " ".join(number_terms(d.numbers) + ["in:" + t for t in number_terms(d.within)]),
+        "number": " ".join(number_terms(d.numbers)),
         "syn": Counter(g for t in body + title for g in t[3]),
         "kanji": _counts(k for w in body_words + title_words if (k := word_stem(w))),
         "pairs": _counts(word_pairs(body_words) + word_pairs(title_words)),

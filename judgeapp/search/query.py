@@ -904,9 +904,6 @@ class QueryBuilding:
         if keys:  # once, however many of its forms the section has
             signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
             words = self._without_number_parts(words, heads, keys)
-            if words:  # the number and more words (第3条b 5年): the subsections the words may pick (3b-iii)
-                within = Q.Or([Q.Term("number", "in:" + k) for k in keys])
-                signals.append(Q.ConstantScoreQuery(within, WEIGHT["number"] * WEIGHT["within"]))
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
         # A word typed twice (山札をまぜたあと…またまぜても) is one word asked for, not two.

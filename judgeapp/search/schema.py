@@ -57,9 +57,6 @@ FIELD_BOOST = {"title": 2.0, "words": 1.0, "reading": 0.8, "grams": 0.5}
 # How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
 WEIGHT = {
     "number": 60.0,  # the section number, however written
-    # a subsection of the numbered section, when the query has more words than the number (第3条b 5年: 3b-iii);
-    # times "number" (0.7 to 1.0 were alike, 0.5 too light: the words then never outweigh the number)
-    "within": 0.9,
     "all": 1.0,  # every word of the query in the section (added to "any")
     "title": 1.0,  # every word of the query in the section's title
     "topic": 0.5,  # the query's words are the title's topic (シャッフル: Ⅰ. シャッフルに関して)
@@ -102,8 +99,6 @@ class IndexDoc:
     # an overview section's parent heading (3a. 概要 under 3. 出場停止処分): indexed as the section's title
     # too, for the overview speaks for its chapter (`library.index_docs`); never shown
     context: str = ""
-    # the number keys of the section it is a subsection of (`Corpus.number_keys`), indexed as in:<key>
-    within: list[str] = dataclass_field(default_factory=list)
 
 
 @dataclass
