@@ -96,10 +96,14 @@ CITED_WEIGHT = 0.5
 OPEN_RE = re.compile(
     r"(こと|場合)が(でき|あり)ます|ことができ|できる|出来る|出来ます|[てで]もよい|構いません|判断"
 )
-# A game score as a judge writes it (1-0, 2-1, 1-1; not a section number, 10-4, nor a count, 1-2枚): one player
-# ahead, or both even, in the texts' words (dm-senshu 206, tcg-taikai 7c), as weaker words like a synonym's
-# phrases.
-_SCORE_RE = re.compile(r"(?<![0-9.])([0-9])\s*[-−–]\s*([0-9])(?![0-9]|\s*[枚回人個点分秒つ度件])")
+# A game score as a judge writes it (1-0, 2-1, 1-1, of a match of three games at most): one player ahead, or
+# both even, in the texts' words (dm-senshu 206, tcg-taikai 7c), as weaker words like a synonym's phrases. Not
+# a section number (7-1, 第1-2章, ch1-1), a table or round (卓1-2, r1-1), a Swiss record (3-0), nor a count or
+# a time (1-2枚, 2-1ターン前, 1-2日).
+_SCORE_RE = re.compile(
+    r"(?<![0-9.第卓章\-])(?<!ch)(?<!r)([0-2])\s*[-−–]\s*([0-2])"
+    r"(?![0-9\-]|\s*[章節条項枚回人個点分秒つ度件年月日位戦勝敗]|\s*ターン)"
+)
 SCORE_EVEN = ["同数のゲームに勝っていた", "勝利ゲーム数が同じ"]
 SCORE_AHEAD = ["多くのゲームに勝っていた", "すでに 1 ゲーム勝利"]
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself

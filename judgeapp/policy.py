@@ -309,7 +309,15 @@ class Policy:
         if label is None:
             if not infraction.procedure:
                 return "規定なし"
-            return "・".join(["ペナルティなし", *(r.label for r in self.results_of(infraction))])
+            # the results the text decides, then any other consequence that follows (Lycee's late drop: the
+            # match was lost at 5 minutes already); ペナルティなし only where nothing but results follows
+            results = self.results_of(infraction)
+            others = [
+                self.consequences[c]
+                for c in infraction.also_consequences
+                if c in self.consequences and self.consequences[c] not in results
+            ]
+            return "・".join(([] if others else ["ペナルティなし"]) + [c.label for c in results + others])
         return f"{label}（できます）" if self.penalty_may(infraction) else label
 
     def results_of(self, infraction: Infraction) -> list[Consequence]:

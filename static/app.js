@@ -373,8 +373,11 @@
      page keeps it too, for the offline lookup across games (offline-search.js puts that game first). */
   function rememberGame() {
     var m = location.pathname.match(/^\/(?:wizard|rules|training)\/([a-z0-9-]+)(?:\/|$)/);
-    var game = m ? m[1] : new URLSearchParams(location.search).get("game");
-    if (game && game !== "lookup") try { localStorage.setItem("judgeapp.game", game); } catch (e) { /* not kept */ }
+    var params = new URLSearchParams(location.search), game = m ? m[1] : params.get("game");
+    try {
+      if (game && game !== "lookup") localStorage.setItem("judgeapp.game", game);
+      else if (location.pathname === "/search" && params.has("game") && !game) localStorage.removeItem("judgeapp.game"); /* すべてのゲーム */
+    } catch (e) { /* not kept */ }
   }
 
   document.addEventListener("DOMContentLoaded", function () {

@@ -297,8 +297,11 @@
           /* ... but a chunk's first word before a particle is no grammar: うしろの人 begins with the text's 後ろ,
              read by its reading (いないから stays grammar: not 以内) */
           var lead = i === 0 && j - i > 2 && j < s.length && "ノガヲハニヘトモ".indexOf(s[j]) >= 0 && ev.terms["r:" + piece];
-          /* ... and so is a chunk's first kana word right before a kanji (わざと余計に: わざと) */
-          if (!lead && i === 0 && j - i > 2 && j < s.length && isKana(piece) && !isKana(s[j]) && GAPS.indexOf(s[j]) < 0 && !/[0-9a-z]/.test(s[j])) lead = true;
+          /* ... and so is a chunk's first kana word right before a kanji (わざと余計に: わざと), where the corpus has
+             it as a word that means something (しかし, いない: 居る are grammar, as on the server) */
+          var sf = self.surfaces[piece];
+          if (!lead && i === 0 && j - i > 2 && j < s.length && isKana(piece) && !isKana(s[j]) && GAPS.indexOf(s[j]) < 0 && !/[0-9a-z]/.test(s[j]) &&
+              sf && !self.stop[sf[0][0]] && !STOP[sf[0][0]]) lead = true;
           if ((j - i > 1 || !isKana(piece)) && (lead || !(isKana(piece) && hiragana(i, j))) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
         }
         if (!isKana(s[i])) {
@@ -489,8 +492,10 @@
         if (by[g].length < 3) by[g].push(h);
       });
       /* the game the judge chose last first, where its text fits; said where it does not (as the server) */
-      var first = box.getAttribute("data-first");
-      if (!first) try { first = localStorage.getItem("judgeapp.game"); } catch (e) { /* none kept */ }
+      /* the page's own note first (kept offline as the judge moves: the cached page's is from when it was kept) */
+      var first = null;
+      try { first = localStorage.getItem("judgeapp.game"); } catch (e) { /* none kept */ }
+      if (!first) first = box.getAttribute("data-first");
       if (first && names[first]) {
         if (by[first]) groups = [first].concat(groups.filter(function (g) { return g !== first; }));
         else box.appendChild(el("p", { "class": "meta", role: "status" }, names[first] + "の規定には、この状況に当てはまるものが見つかりませんでした。ほかのゲームの規定："));

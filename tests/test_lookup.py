@@ -115,10 +115,11 @@ def test_lookup_on_the_thirteenth_writers_tuning_half(client):
 def test_lookup_on_the_fourteenth_writers_tuning_half(client):
     """The fourteenth writer's tuning half (a head judge's terse phone notes: PL, HJ, BO3, 1-0, game nicknames;
     the ninth pass tuned on it, validated on the other tuning halves' sums): 85.7 / 77.1 in the bench before the
-    pass, 92.9 / 88.6 after; held here to what it reached (the test app carries the fixture game)."""
+    pass, 92.9 / 88.6 after, 90.0 / 84.3 once a review took out two of its rules (a section's open line, which
+    flagged discretion where the text gives none; 話しかける as a spectator's remark); held here to that."""
     first, top3, n = _score(client, load_cases("situations_tune14.yaml"))
     print(f"\nsituations_tune14.yaml: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
-    assert top3 / n >= 0.92 and first / n >= 0.88, (top3, first, n)
+    assert top3 / n >= 0.90 and first / n >= 0.84, (top3, first, n)
 
 
 def test_lookup_on_the_fifteenth_writers_tuning_half(client):
@@ -405,14 +406,6 @@ def test_a_game_score_is_read_as_the_texts_words(library, q, read):
         assert "同数" in got, extra
     else:
         assert read in got and "同数" not in got, extra
-
-
-def test_a_sections_open_line_is_shown_where_it_holds_the_story_as_well(client):
-    """スコアカード 返送忘れ: 「…２週間以内（必着）に返送して下さい」 and 「…返送されなかった場合、…ペナルティが与えられる
-    ことがあります」 hold the same words; the line that leaves the penalty open is shown, with discretion."""
-    first = _api(client, "スコアカード 返送忘れ 3週たった", "lycee")["results"][0]
-    assert first["id"] == "section:lycee/guideline/score-cards"
-    assert first["discretion"] is True and "ことがあります" in first["decides"], first["decides"]
 
 
 def test_a_removal_rule_without_a_consequence_has_a_badge(client):

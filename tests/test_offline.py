@@ -176,6 +176,9 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
                 # the longest kept-kana form wins over a shorter word of the text (持ちかけられて: 持ちかける, not
                 # the 持ち of 持ち物; a fourteenth writer's story)
                 ("談合 持ちかけられて乗った側も?", "ijinden"),
+                # a first kana word before a kanji is a word only where the corpus has it as one that means
+                # something (わざと余計に: わざと; しかし stays grammar: a review's story)
+                ("しかし遅刻", "lycee"),
             )
         ]
         + [
@@ -197,7 +200,7 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         for c, off in zip(stories, offline_none, strict=True)
         if c.get("review")
     ]
-    assert all(off == server for _, off, server in review), review
+    assert [r for r in review if r[1] != r[2]] == []
     none_rows = [off for c, off in zip(stories, offline_none, strict=True) if c.get("none_table")]
     print(f"offline says nothing fits for {sum(none_rows)}/{len(none_rows)} of situations_none.yaml")
     assert sum(none_rows) >= 0.65 * len(none_rows)  # 16/24 (2026-12-01)

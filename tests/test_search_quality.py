@@ -186,9 +186,11 @@ def test_nothing_found_stays_nothing(library):
         # a fourteenth and a fifteenth writer (2026-12-02; a terse head judge, a judge at a first big event),
         # measured before the tenth quality pass (the bench): tune14 94.4% / 77.8%, tune15 94.2% / 74.0%; after it
         # (tuned on tune15, validated on the older halves' figures only) tune14 94.4% / 79.6%, tune15 94.2% / 77.9%;
-        # with the lookup's ninth pass merged (PL → プレイヤー puts 2k プレイヤー first for PLミス) tune14 78.7%
-        ("search_unseen_tune14.yaml", (0.94, 0.78)),
-        ("search_unseen_tune15.yaml", (0.94, 0.77)),
+        # with the lookup's ninth pass merged (PL → プレイヤー puts 2k プレイヤー first for PLミス) tune14 78.7%; a
+        # review then took out the numbered section's subsections (第7章 シャッフル put tcg-taikai's 7b over
+        # ijinden's chapter 7): tune14 77.8%, tune15 76.9%
+        ("search_unseen_tune14.yaml", (0.94, 0.77)),
+        ("search_unseen_tune15.yaml", (0.94, 0.76)),
     ],
 )
 def test_search_quality_on_unseen_queries(library, table, bars):
@@ -362,7 +364,8 @@ def test_an_english_word_typed_for_a_loan_word_of_the_corpus(library):
 def test_a_long_polite_question(library):
     """The tenth pass: a word typed twice is one word asked for; a light part of speech (この, そこ, また) ranks
     a section, it is not asked for; the いける of 〜ないといけない is grammar, no word; 何分 (one word to SudachiPy)
-    is a count asked; a section number with more words reaches the numbered section's subsections."""
+    is a count asked. (A section number with more words reaching the numbered section's subsections, 第3条b 5年:
+    3b-iii, was taken out after a review: 第7章 シャッフル put tcg-taikai 7b and 7c over ijinden's chapter 7.)"""
     ix = library.index
     assert [qw.word.surface for qw in ix.analyse("守らないといけない")] == ["守ら"]
     assert [qw.word.surface for qw in ix.analyse("上の大会に行ける")] == ["上", "大会", "行ける"]
@@ -374,7 +377,7 @@ def test_a_long_polite_question(library):
     assert minor == {"この": True, "結果": False, "また": True, "そこ": True}
     question = "ジャッジが山札をまぜたあと、本人がまたまぜてもいいのでしょうか"
     assert ix.search(question).hits[0].id == "ijinden/floor-rules/ch7-1-judge"
-    assert ix.search("第3条b 5年").hits[0].id == "tcg-taikai/floor-rules/3b-iii"
+    assert "tcg-taikai/floor-rules/3b-iii" in [h.id for h in ix.search("第3条b 5年").hits[:5]]
     assert (
         ix.search("第3条b").hits[0].id == "tcg-taikai/floor-rules/3b"
     )  # the number alone: the section named

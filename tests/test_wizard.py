@@ -59,7 +59,7 @@ def test_every_outcome_page_renders_with_its_citations(client, library, game):
         assert cites.count("<li>") == len(runs), inf.id
         assert all(str(escape(c.quote)) in cites for c in inf.citations), inf.id
         if inf.penalty is None:
-            assert ("ペナルティなし" if inf.procedure else "規定なし") in html
+            assert (policy.penalty_text(inf) if inf.procedure else "規定なし") in html
         if inf.head_judge:  # who decides, in the policy's words (tcg-taikai: the floor judge first, 2g/2h)
             assert policy.hand_off.text in html and "ジャッジ" in policy.hand_off.text
         # The answers that led here are listed, each with a link to change it.
@@ -69,22 +69,26 @@ def test_every_outcome_page_renders_with_its_citations(client, library, game):
 @pytest.mark.parametrize(
     ("game", "inf_id", "results"),
     [
-        ("lycee", "late-no-report", ["棄権扱い"]),  # 30 分以内に届け出がない: the text decides a drop
+        # 30 分以内に届け出がない: the text decides a drop; the match was lost at 5 minutes (named in the badge)
+        ("lycee", "late-no-report", ["棄権扱い"]),
         ("ijinden", "drop-after-pairing", ["不戦敗", "大会からの棄権"]),
         ("lycee", "concession", []),  # 投了: the player's own choice, no result beside the game lost
     ],
 )
 def test_a_procedure_says_the_result_the_text_decides(client, library, game, inf_id, results):
     """ペナルティなし alone read as "nothing happens" where the text drops the player: the badge and the verdict
-    say the result too, as a result and not a penalty."""
+    name the result too, as a result and not a penalty, and any other consequence that follows."""
     policy = library.policies.games[game]
     inf = policy.infractions[inf_id]
-    assert policy.penalty_text(inf) == "・".join(["ペナルティなし", *results])
+    others = [
+        policy.consequences[c].label for c in inf.also_consequences if not policy.consequences[c].result
+    ]
+    assert policy.penalty_text(inf) == "・".join(([] if others else ["ペナルティなし"]) + results + others)
+    assert inf_id != "late-no-report" or policy.penalty_text(inf) == "棄権扱い・試合の敗北"
     html = client.get(f"/wizard/{game}/{inf_id}", query_string=path_to(policy, inf_id)).get_data(as_text=True)
     verdict = html.split('<section class="verdict', 1)[1].split("</section>", 1)[0]
-    assert "ペナルティなし" in verdict
-    assert [r for r in results if f"結果：{r}" in verdict] == results
-    assert verdict.count("結果：") == len(results)
+    assert f'<p class="penalty">{policy.penalty_text(inf)}</p>' in verdict
+    assert ("は本文が決める結果で、ペナルティではありません" in verdict) == bool(results)
 
 
 @pytest.mark.parametrize("game", GAMES)

@@ -907,12 +907,10 @@ class QueryBuilding:
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
         # A word typed twice (山札をまぜたあと…またまぜても) is one word asked for, not two.
-        seen: set[tuple] = set()
-        words = [
-            qw
-            for qw in words
-            if (key := (qw.word.forms[0], qw.kana, qw.word.suffix)) not in seen and not seen.add(key)
-        ]
+        first: dict[tuple, QueryWord] = {}
+        for qw in words:
+            first.setdefault((qw.word.forms[0], qw.kana, qw.word.suffix), qw)
+        words = list(first.values())
         # A suffix narrows the word before it (マッチ後): a section without it still has every word asked. A
         # light part of speech (この, そこ, また: `Word.minor`) ranks a section, it is not asked for either.
         core = [qw for qw in words if not qw.word.suffix and not (qw.word.minor and not qw.chunk)] or words
