@@ -82,6 +82,8 @@ WEIGHT = {
     "grams": 0.4,  # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05,  # some character pairs
     "container": 0.5,  # a section with no text of its own, only subsections: its score times this
+    # a section of a game the query names in its words (リセ 遅刻), in a search without a game: its score times this
+    "named_game": 2.0,
 }
 
 
@@ -126,3 +128,7 @@ class Results:
     query: str
     total: int
     hits: list[Hit]
+    # the games the query names in its words, whose sections come first in a search without a game: (the
+    # name as typed, the game id), in the query's order (`search.games`); and the query searched, without them
+    named: list[tuple[str, str]] = dataclass_field(default_factory=list)
+    rest: str = ""
