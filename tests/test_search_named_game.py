@@ -4,6 +4,9 @@ section must hold, and said on the page (docs/corpus.md, "A game named in the qu
 
 from __future__ import annotations
 
+import re
+from urllib.parse import parse_qs, urlparse
+
 import pytest
 
 from judgeapp.search.schema import WEIGHT
@@ -103,3 +106,45 @@ def test_dm_as_a_direct_message_does_not_put_dm_senshu_first(library):
     assert results.named == [("DM", "dm-senshu")]
     assert results.hits and results.hits[0].game != "dm-senshu"
     assert [h.id for h in results.hits] == [h.id for h in index.search("暴言を送られた").hits]
+
+
+def test_the_page_says_which_game_it_read_and_links_to_its_search(client):
+    html = client.get("/search", query_string={"q": "リセ 遅刻 何分で負け"}).get_data(as_text=True)
+    line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S)
+    assert line, html
+    assert "『リセ』を Lycee TCG と読み、その規定を優先して表示しています。" in line.group(1)
+    href = (
+        re.search(r'<a href="([^"]+)">Lyceeの規定だけを検索</a>', line.group(1))
+        .group(1)
+        .replace("&amp;", "&")
+    )
+    assert parse_qs(urlparse(href).query) == {"q": ["遅刻 何分で負け"], "game": ["lycee"]}
+    # the link's page: that game's sections, in the order the named search showed them
+    linked = client.get(href).get_data(as_text=True)
+    first = re.findall(r'<a class="title" href="(/rules/[^"]+)"', linked)[:1]
+    assert first == re.findall(r'<a class="title" href="(/rules/[^"]+)"', html)[:1]
+    assert 'class="meta named-games"' not in linked
+    # two games named: both said, each with its own search
+    html = client.get("/search", query_string={"q": "DMとリセの違い 遅刻"}).get_data(as_text=True)
+    line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S).group(1)
+    assert "『DM』を デュエル・マスターズ（泉州DM版）、『リセ』を Lycee TCG と読み、それらの規定を" in line
+    assert "game=dm-senshu" in line and "game=lycee" in line
+    # a query naming no game, or a game's own search: no such line
+    for params in ({"q": "遅刻"}, {"q": "リセ 遅刻", "game": "lycee"}, {"q": "リセット 遅刻"}):
+        assert 'class="meta named-games"' not in client.get("/search", query_string=params).get_data(
+            as_text=True
+        )
+
+
+def test_the_api_keeps_its_contract_and_says_the_game_it_read(client):
+    """A query naming no game: exactly the contract's keys (PRODUCT.md, docs/api.md); one naming a game adds
+    the optional `named`."""
+    plain = client.get("/api/search", query_string={"q": "遅刻 何分で負け"}).get_json()
+    assert set(plain) == {"query", "total", "results"}
+    for params in ({"q": "リセット 遅刻"}, {"q": "リセ 遅刻", "game": "lycee"}, {"q": ""}):
+        assert set(client.get("/api/search", query_string=params).get_json()) == {"query", "total", "results"}
+    named = client.get("/api/search", query_string={"q": "リセ 遅刻 何分で負け"}).get_json()
+    assert named["named"] == [{"name": "リセ", "game": "lycee"}]
+    assert named["query"] == "リセ 遅刻 何分で負け" and named["total"] == plain["total"]
+    assert named["results"][0]["id"] == "lycee/guideline/tardiness"
+    assert set(named["results"][0]) == set(plain["results"][0])
