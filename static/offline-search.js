@@ -451,6 +451,8 @@
       if (!fits) return { query: text, total: 0, hits: [], none: true, message: game ? this.data.none.message : this.data.none.message_all };
     }
     var marks = this.words(text).map(function (w) { return w.surface; }).concat([key]);
+    /* whether any section of each game named matches the rest (else the other games' are all there is) */
+    shown.forEach(function (n) { n.found = Array.from(matching).some(function (i) { return self.docs[i].game === n.game; }); });
     return { query: typed, named: shown, rest: named.length ? text : "", total: Math.max(matching.size, Math.min(found.length, limit)),
              hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, marks) }; }) };
   };
@@ -501,10 +503,13 @@
       box.appendChild(el("p", { "class": "meta offline-note" }, "オフラインの検索結果（この端末に保存した索引）：「" + res.query + "」" + res.hits.length + " 件"));
       if (!res.hits.length) { box.appendChild(el("p", { "class": "empty" }, "「" + res.query + "」は見つかりませんでした。")); return; }
       if (res.named && res.named.length) { /* as the server's page says it (templates/rules/search.html) */
-        var said = el("p", { "class": "meta named-games", role: "status" }, res.named.map(function (n) {
-          return "『" + n.name + "』を " + ix.games[n.game].names[0];
-        }).join("、") + " と読み、" + (res.named.length === 1 ? "その" : "それらの") + "規定を優先して表示しています。");
-        res.named.forEach(function (n) {
+        var found = res.named.filter(function (n) { return n.found; }), silent = res.named.filter(function (n) { return !n.found; });
+        function read(ns) { return ns.map(function (n) { return "『" + n.name + "』を " + ix.games[n.game].names[0]; }).join("、"); }
+        var line = (found.length ? read(found) + " と読み、" + (found.length === 1 ? "その" : "それらの") + "規定を優先して表示しています。" : "") +
+          (silent.length ? read(silent) + " と読みましたが、" + (silent.length === 1 ? "その" : "それらの") + "規定には当てはまるものが見つかりませんでした。" +
+            (found.length ? "" : "ほかのゲームの規定を表示しています。") : "");
+        var said = el("p", { "class": "meta named-games", role: "status" }, line);
+        found.forEach(function (n) {
           said.appendChild(document.createTextNode(" "));
           said.appendChild(res.rest !== res.query
             ? el("a", { href: "/search?" + new URLSearchParams({ q: res.rest, game: n.game }) }, ix.games[n.game].short + "の規定だけを検索")

@@ -253,7 +253,10 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     named = phone.evaluate(
         """async (qs) => {
         const ix = await judgeappOffline.load('search');
-        return qs.map(q => { const r = ix.search(q, null, 20); return [r.named.map(n => n.game), r.hits.map(h => h.game)]; });
+        return qs.map(q => {
+            const r = ix.search(q, null, 20);
+            return [r.named.map(n => n.game), r.hits.map(h => h.game), r.named.map(n => n.found)];
+        });
     }""",
         [
             "リセ 遅刻 何分で負け",
@@ -262,12 +265,16 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
             "りせ 遅刻",
             "全国大会規定",
             "DMで暴言を送られた",
+            "デュエルマスターズ 遅刻",
         ],
     )
     assert named[0][0] == ["lycee"] and named[0][1][0] == "lycee" and len(set(named[0][1])) > 1
+    assert named[0][2] == [True]
     assert named[1][0] == ["ijinden"] and "ijinden" in named[1][1][:3]
     assert named[2][0] == named[3][0] == named[4][0] == []
     assert named[5][0] == ["dm-senshu"] and named[5][1][:1] != ["dm-senshu"]
+    # the named game's text silent (dm-senshu has no 遅刻): said, and the other games' sections shown
+    assert named[6][0] == ["dm-senshu"] and named[6][2] == [False] and named[6][1][:1] == ["lycee"]
     phone.goto(live_server + "/search?q=リセ 遅刻 何分で負け")
     phone.wait_for_selector("#offline-results p.named-games")
     said = phone.locator("#offline-results p.named-games")

@@ -9,7 +9,7 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 
-from judgeapp.search.schema import WEIGHT
+from judgeapp.search.schema import WEIGHT, NamedGame
 
 SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
 
@@ -57,7 +57,7 @@ def test_the_named_games_sections_come_first_and_the_others_follow(library):
     index = library.index
     results = index.search("リセ 遅刻 何分で負け", limit=20)
     rest = index.search("遅刻 何分で負け", limit=20)
-    assert results.named == [("リセ", "lycee")] and results.rest == "遅刻 何分で負け"
+    assert results.named == [NamedGame("リセ", "lycee", True)] and results.rest == "遅刻 何分で負け"
     assert results.query == "リセ 遅刻 何分で負け"  # what the judge typed, as always
     assert results.hits[0].id == "lycee/guideline/tardiness"
     assert results.total == rest.total  # the same sections match: no game is left out
@@ -79,11 +79,25 @@ def test_the_name_is_no_word_a_section_must_hold(library):
     """大会規定 stands in every game's text: as a name it is the judge's scope, not a word asked for."""
     index = library.index
     named = index.search("大会規定 ドラフト途中 ドロップ 可?", limit=5)
-    assert named.named == [("大会規定", "tcg-taikai")]
+    assert named.named == [NamedGame("大会規定", "tcg-taikai", True)]
     assert named.hits[0].id == "tcg-taikai/floor-rules/6e"
     assert "大会" not in [qw.word.surface for qw in index.analyse(named.rest)]
     # the particles right after a name go with it (で in DMで is no word of the rest)
     assert index.search("DMで暴言を送られた").rest == "暴言を送られた"
+
+
+def test_a_named_game_whose_text_is_silent_is_said_so(library, client):
+    """デュエルマスターズ 遅刻: dm-senshu's text says nothing of 遅刻, so Lycee's rule is what the search has; the
+    page says the named game's text is silent rather than that its rules come first (pass 7's review)."""
+    results = library.index.search("デュエルマスターズ 遅刻")
+    assert results.named == [NamedGame("デュエルマスターズ", "dm-senshu", False)]
+    assert results.hits[0].id == "lycee/guideline/tardiness"
+    html = client.get("/search", query_string={"q": "デュエルマスターズ 遅刻"}).get_data(as_text=True)
+    line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S).group(1)
+    assert "規定には当てはまるものが見つかりませんでした。ほかのゲームの規定を表示しています。" in line
+    assert "優先して" not in line and "<a " not in line
+    data = client.get("/api/search", query_string={"q": "デュエルマスターズ 遅刻"}).get_json()
+    assert data["named"] == [{"name": "デュエルマスターズ", "game": "dm-senshu", "found": False}]
 
 
 def test_a_games_search_reads_the_query_as_typed(library):
@@ -103,7 +117,7 @@ def test_dm_as_a_direct_message_does_not_put_dm_senshu_first(library):
     that match the rest of the query, and dm-senshu has no rule on 暴言, so the other games' rules stay first."""
     index = library.index
     results = index.search("DMで暴言を送られた")
-    assert results.named == [("DM", "dm-senshu")]
+    assert [n.game for n in results.named] == ["dm-senshu"]
     assert results.hits and results.hits[0].game != "dm-senshu"
     assert [h.id for h in results.hits] == [h.id for h in index.search("暴言を送られた").hits]
 
@@ -125,7 +139,7 @@ def test_the_page_says_which_game_it_read_and_links_to_its_search(client):
     assert first == re.findall(r'<a class="title" href="(/rules/[^"]+)"', html)[:1]
     assert 'class="meta named-games"' not in linked
     # two games named: both said, each with its own search
-    html = client.get("/search", query_string={"q": "DMとリセの違い 遅刻"}).get_data(as_text=True)
+    html = client.get("/search", query_string={"q": "DMとリセ 引き分け"}).get_data(as_text=True)
     line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S).group(1)
     assert "『DM』を デュエル・マスターズ（泉州DM版）、『リセ』を Lycee TCG と読み、それらの規定を" in line
     assert "game=dm-senshu" in line and "game=lycee" in line
@@ -144,7 +158,7 @@ def test_the_api_keeps_its_contract_and_says_the_game_it_read(client):
     for params in ({"q": "リセット 遅刻"}, {"q": "リセ 遅刻", "game": "lycee"}, {"q": ""}):
         assert set(client.get("/api/search", query_string=params).get_json()) == {"query", "total", "results"}
     named = client.get("/api/search", query_string={"q": "リセ 遅刻 何分で負け"}).get_json()
-    assert named["named"] == [{"name": "リセ", "game": "lycee"}]
+    assert named["named"] == [{"name": "リセ", "game": "lycee", "found": True}]
     assert named["query"] == "リセ 遅刻 何分で負け" and named["total"] == plain["total"]
     assert named["results"][0]["id"] == "lycee/guideline/tardiness"
     assert set(named["results"][0]) == set(plain["results"][0])

@@ -114,7 +114,7 @@ def search():
         ],
     }
     if results is not None and results.named:  # the games the query names, whose sections come first
-        body["named"] = [{"name": name, "game": g} for name, g in results.named]
+        body["named"] = [{"name": n.name, "game": n.game, "found": n.found} for n in results.named]
     return jsonify(body)
 
 

@@ -33,7 +33,7 @@ from .analysis import (
 )
 from .build import build_index, ensure_index, index_is_current, load_synonyms
 from .index import SearchIndex
-from .schema import Hit, IndexDoc, Results
+from .schema import Hit, IndexDoc, NamedGame, Results
 
 __all__ = [
     "ANALYZER_VERSION",
@@ -45,6 +45,7 @@ __all__ = [
     "Analyzer",
     "Hit",
     "IndexDoc",
+    "NamedGame",
     "Results",
     "SearchIndex",
     "Word",

@@ -22,7 +22,7 @@ from ..textnorm import (
 from .evaluate import MARKED_FIELDS, Evaluator
 from .games import GameNames, without_names
 from .query import QueryBuilding
-from .schema import WEIGHT, Hit, Results
+from .schema import WEIGHT, Hit, NamedGame, Results
 from .snippets import Gapless, Marker, best_window, escape_html, span_end
 
 if TYPE_CHECKING:
@@ -134,11 +134,26 @@ class SearchIndex(QueryBuilding):
                     round(at[docnum], 3),
                 )
             )
-        shown: dict[str, tuple[str, str]] = {}  # each game named, by the name it was typed first
+        if not named:
+            return Results(query=text, total=total, hits=hits)
+        shown: dict[str, str] = {}  # each game named, by the name it was typed first
         for n in named:
-            shown.setdefault(n.game, (n.name, n.game))
+            shown.setdefault(n.game, n.name)
+        games_shown = {h.game for h in hits}
         return Results(
-            query=text, total=total, hits=hits, named=list(shown.values()), rest=asked if named else ""
+            query=text,
+            total=total,
+            hits=hits,
+            named=[
+                NamedGame(
+                    name,
+                    g,
+                    # (a section of the game further down than the hits shown, or none at all)
+                    g in games_shown or (total > len(hits) and ev.best(q, g, 1, self._section_weight)[0] > 0),
+                )
+                for g, name in shown.items()
+            ],
+            rest=asked,
         )
 
     def _weights(self, games: list[str]) -> np.ndarray:

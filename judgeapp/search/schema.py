@@ -123,12 +123,22 @@ class Hit:
         return f"/rules/{self.id}"
 
 
+@dataclass(frozen=True)
+class NamedGame:
+    """A game the query names in its words (`search.games`), whose sections come first in a search without a
+    game: the name as typed, the game, and whether any of its sections matches the rest of the query (when
+    none does, the other games' sections are all there is)."""
+
+    name: str
+    game: str
+    found: bool
+
+
 @dataclass
 class Results:
     query: str
     total: int
     hits: list[Hit]
-    # the games the query names in its words, whose sections come first in a search without a game: (the
-    # name as typed, the game id), in the query's order (`search.games`); and the query searched, without them
-    named: list[tuple[str, str]] = dataclass_field(default_factory=list)
+    # the games the query names in its words, in the query's order, and the query searched without their names
+    named: list[NamedGame] = dataclass_field(default_factory=list)
     rest: str = ""
