@@ -112,6 +112,7 @@
       var m;
       while ((m = n.re.exec(f))) {
         var a = m.index, b = a + m[0].length;
+        if (a === b) { n.re.lastIndex++; continue; }
         if (found.some(function (x) { return a < x.end && x.start < b; }) || /[\u3041-\u309f]/.test(text.slice(a, b))) continue;
         var first = script(text[a]), last = script(text[b - 1]);
         if (first && first !== "hiragana" && script(text[a - 1]) === first) continue;

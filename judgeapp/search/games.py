@@ -76,7 +76,7 @@ class GameNames:
         for pattern, game in self._names:
             for m in pattern.finditer(folded):
                 a, b = m.start(), m.end()
-                if any(a < n.end and n.start < b for n in found) or _HIRAGANA.search(text[a:b]):
+                if a == b or any(a < n.end and n.start < b for n in found) or _HIRAGANA.search(text[a:b]):
                     continue
                 first, last = _script(text[a]), _script(text[b - 1])
                 before, after = _script(text[a - 1 : a]), _script(text[b : b + 1])
