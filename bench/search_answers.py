@@ -43,7 +43,9 @@ def dump(out: Path, workdir: Path) -> None:
         ixdir = workdir / f"ix-{size or 'real'}"
         if not ixdir.exists():
             S.build_index(scaled_docs(corpus, size or len(corpus.sections)), ixdir)
-        ix = S.SearchIndex(ixdir, S.load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"))
+        ix = S.SearchIndex(
+            ixdir, S.load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"), corpus.game_names()
+        )
         for c in cases:
             for game in dict.fromkeys([c.get("game"), None]):
                 for limit in (5, 10):

@@ -102,7 +102,11 @@ class Ours:
 
     def build(self, docs, path: Path):
         build_index(docs, path / "ours")
-        self.index = SearchIndex(path / "ours", load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"))
+        self.index = SearchIndex(
+            path / "ours",
+            load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"),
+            load_corpus(ROOT / "rules_corpus").game_names(),
+        )
         return path / "ours"
 
     def search(self, q, game, limit=5):

@@ -60,7 +60,8 @@ def _label(ev, q: Q.Query, n_words: int) -> str:
 def open_index(workdir: Path) -> SearchIndex:
     corpus = load_corpus(ROOT / "rules_corpus")
     build_index(list(index_docs(corpus)), workdir / "ix")
-    return SearchIndex(workdir / "ix", load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"))
+    synonyms = load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml")
+    return SearchIndex(workdir / "ix", synonyms, corpus.game_names())
 
 
 def explain(ix: SearchIndex, case: dict, show: str) -> bool:

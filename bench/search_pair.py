@@ -45,7 +45,17 @@ def main(argv: list[str]) -> int:
 
         cases = [c for f in TABLES for c in yaml.safe_load((ROOT / "tests" / "cases" / f).read_text("utf-8"))]
         synonyms = new.load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml")
-        indexes = {"before": base.SearchIndex(index, synonyms), "after": new.SearchIndex(index, synonyms)}
+        from judgeapp.corpus import load_corpus
+
+        games = load_corpus(ROOT / "rules_corpus").game_names()
+
+        def opened(package):  # (each version's SearchIndex as it takes the games' names, if it does)
+            try:
+                return package.SearchIndex(index, synonyms, games)
+            except TypeError:
+                return package.SearchIndex(index, synonyms)
+
+        indexes = {"before": opened(base), "after": opened(new)}
         for ix in indexes.values():
             for c in cases:
                 ix.search_uncached(c["q"], c.get("game"), 10)

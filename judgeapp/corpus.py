@@ -18,7 +18,7 @@ from typing import Literal
 import yaml
 from markdown_it import MarkdownIt
 from markupsafe import Markup
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import CorpusError
 from .yamlload import DuplicateKeyError, load_yaml
@@ -27,6 +27,15 @@ ANCHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
 SLUG_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 HEADING_RE = re.compile(r"^(#{1,4})\s+(.+?)\s*\{#([^}\s]+)\}\s*$")
 TABLE_SEPARATOR_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
+
+
+_HIRAGANA_RE = re.compile("[\u3041-\u309f]")
+_BRACKETED_RE = re.compile(r"[（(][^）)]*[）)]")
+
+
+def _name_key(name: str) -> str:
+    """A game's name as names are compared (width, case, spaces and middle dots ignored)."""
+    return re.sub(r"[\s・･]", "", unicodedata.normalize("NFKC", name)).casefold()
 
 
 def _template_fields(template: str) -> set[str]:
@@ -73,7 +82,23 @@ class GameMeta(BaseModel):
     name: str = Field(min_length=1)
     short_name: str = Field(min_length=1)
     documents: list[str] = Field(min_length=1)
+    # what else judges call the game in a search's words (リセ, デュエマ, DM): read as the game's name, as its
+    # name and short name are (`Game.names`; docs/corpus.md, "The games")
+    aliases: list[str] = []
     numbering: list[Numbering] = []  # how the game numbers its sections; none for titled sections only
+
+    @field_validator("aliases")
+    @classmethod
+    def _aliases(cls, aliases: list[str]) -> list[str]:
+        for alias in aliases:
+            if len(_name_key(alias)) < 2:
+                raise ValueError(f"'{alias}': an alias needs two characters or more")
+            if _HIRAGANA_RE.search(alias):
+                # a name is read only outside hiragana (しっかり is no リセ, とりせつ no リセ): it would never match
+                raise ValueError(f"'{alias}': an alias in hiragana is never read (write it in katakana)")
+        if len({_name_key(a) for a in aliases}) != len(aliases):
+            raise ValueError("an alias is listed twice")
+        return aliases
 
 
 class FrontMatter(BaseModel):
@@ -148,6 +173,16 @@ class Game:
         return self.meta.name
 
     @property
+    def names(self) -> list[str]:
+        """What a judge may type for the game in a search (docs/corpus.md, "The games"): its name, the name
+        without its bracketed part (デュエル・マスターズ（泉州DM版） → デュエル・マスターズ), its short name and its
+        aliases; each once."""
+        bare = _BRACKETED_RE.sub("", self.meta.name).strip()
+        names = [self.meta.name, bare, self.meta.short_name, *self.meta.aliases]
+        seen: set[str] = set()
+        return [n for n in names if n and _name_key(n) not in seen and not seen.add(_name_key(n))]
+
+    @property
     def url(self) -> str:
         return f"/rules/{self.id}"
 
@@ -170,6 +205,10 @@ class Corpus:
 
     def section(self, section_id: str) -> Section | None:
         return self.sections.get(section_id)
+
+    def game_names(self) -> dict[str, list[str]]:
+        """Each game's names as a judge may type them in a search (`Game.names`), for the search index."""
+        return {g: game.names for g, game in self.games.items()}
 
     def number_keys(self, section: Section) -> list[str]:
         """How judges type the section's number, from its game's `numbering` (6b-iii / 6biii, 第9章, 3条)."""
@@ -336,6 +375,7 @@ def load_corpus(root: str | Path | Sequence[str | Path]) -> Corpus:
     documents: dict[str, Document] = {}
     sections: dict[str, Section] = {}
     digest = hashlib.sha256()
+    meta_files: dict[str, str] = {}  # each game's _game.yaml, as problems name it
 
     for r in roots:
         if not r.is_dir():
@@ -368,6 +408,7 @@ def load_corpus(root: str | Path | Sequence[str | Path]) -> Corpus:
             continue
         game = Game(id=game_id, meta=meta)
         games[game_id] = game
+        meta_files[game_id] = rel(meta_path)
         listed = set(meta.documents)
         on_disk = {p.stem for p in game_dir.glob("*.md")}
         for missing in sorted(listed - on_disk):
@@ -411,6 +452,12 @@ def load_corpus(root: str | Path | Sequence[str | Path]) -> Corpus:
             game.documents.append(document)
     if not games:
         problems.append(f"{roots[0]}: no game folders")
+    named: dict[str, str] = {}  # a name a judge may type → the game it names (one game only)
+    for g in games.values():
+        for n in g.names:
+            other = named.setdefault(_name_key(n), g.id)
+            if other != g.id:
+                problems.append(f"{meta_files[g.id]}: '{n}' is a name of the game '{other}' too")
     if problems:
         raise CorpusError(problems)
     return Corpus(

@@ -118,7 +118,7 @@ def open_library(
     synonyms = []
     if synonyms_path and Path(synonyms_path).exists():
         synonyms = load_synonyms(synonyms_path)  # refuses duplicate keys (judgeapp.yamlload)
-    lib = Library(corpus=corpus, index=SearchIndex(index_dir, synonyms))
+    lib = Library(corpus=corpus, index=SearchIndex(index_dir, synonyms, corpus.game_names()))
     if infractions_dir is not None:
         policies = load_policies(infractions_dir, corpus)
         problems: list[str] = []

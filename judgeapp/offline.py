@@ -40,6 +40,7 @@ from .search import (
     number_terms,
     title_topic,
 )
+from .search.schema import WEIGHT
 from .textnorm import fold, is_kana, squash
 
 bp = Blueprint("offline", __name__)
@@ -455,6 +456,13 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
     docs = index_docs(lib.corpus) if kind == "search" else situation_docs(lib.policies)
     data = build_index_export(docs, synonyms, search=kind == "search")
+    if (
+        kind == "search"
+    ):  # each game's names, read in a query's words as the server reads them (search/games.py)
+        data["games"] = {
+            g: {"names": game.names, "short": game.meta.short_name} for g, game in lib.corpus.games.items()
+        }
+        data["named_weight"] = WEIGHT["named_game"]
     if kind == "situations":  # what the server's lookup shows beside each answer: the badge, the description
         for d in data["docs"]:
             game, _, iid = d["id"].partition("/")

@@ -77,7 +77,56 @@
       });
     });
     Object.keys(this.len).forEach(function (f) { var s = 0; self.len[f].forEach(function (n) { s += n; }); self.avg[f] = s / Math.max(1, self.N) || 1; });
+    /* each game's names (`Game.names`, the first its name), longest first, as patterns over the folded query */
+    this.games = data.games || {};
+    this.names = [];
+    Object.keys(this.games).forEach(function (g) {
+      self.games[g].names.forEach(function (n) {
+        var cs = Array.from(fold(n)).filter(function (c) { return !/[\s・･]/.test(c); });
+        if (cs.length < 2 || /[\u3041-\u309f]/.test(n)) return;
+        var src = cs.map(function (c) { return c === "ー" ? "ー?" : c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }).join("[\\s・･]*");
+        self.names.push({ n: cs.length, re: new RegExp(src, "g"), game: g });
+      });
+    });
+    this.names.sort(function (a, b) { return b.n - a.n; });
   }
+
+  /* The games a query names in its words, as the server reads them (judgeapp/search/games.py): a name begins and
+     ends where its script does (リセ not in リセット, DM not in ADMIN), never typed in hiragana (しっかり, とりせつ);
+     a kanji name not beside another kanji (the browser has no dictionary to find a word's bounds, the server
+     asks SudachiPy); a particle right after it goes with it (DMで, リセの), from a short list where the server
+     reads SudachiPy's parts of speech. */
+  var NAME_PARTICLES = ["って", "では", "でも", "だと", "とは", "には", "から", "の", "で", "が", "は", "を", "に", "も", "と", "や"];
+  function script(ch) {
+    if (!ch) return "";
+    if (ch === "ー" || ch === "ｰ" || (ch >= "\u30a1" && ch <= "\u30ff") || (ch >= "\uff66" && ch <= "\uff9f")) return "katakana";
+    if (/[A-Za-z0-9]/.test(ch)) return "latin";
+    if (/[\u4e00-\u9fff々]/.test(ch)) return "kanji";
+    if (ch >= "\u3041" && ch <= "\u309f") return "hiragana";
+    return "";
+  }
+  Index.prototype.named = function (text) {
+    var f = fold(text), found = [];
+    this.names.forEach(function (n) {
+      n.re.lastIndex = 0;
+      var m;
+      while ((m = n.re.exec(f))) {
+        var a = m.index, b = a + m[0].length;
+        if (a === b) { n.re.lastIndex++; continue; }
+        if (found.some(function (x) { return a < x.end && x.start < b; }) || /[\u3041-\u309f]/.test(text.slice(a, b))) continue;
+        var first = script(text[a]), last = script(text[b - 1]);
+        if (first && first !== "hiragana" && script(text[a - 1]) === first) continue;
+        if (last && last !== "hiragana" && script(text[b]) === last) continue;
+        var through = b;
+        NAME_PARTICLES.some(function (p) {
+          if (text.slice(b, b + p.length) === p && script(text[b + p.length]) !== "hiragana") { through = b + p.length; return true; }
+          return false;
+        });
+        found.push({ name: text.slice(a, b), game: n.game, start: a, end: b, through: through });
+      }
+    });
+    return found.sort(function (x, y) { return x.start - y.start; });
+  };
 
   /* A query tree: {op: "term", f, t, boost} | {op: "and"|"or", q: [...], boost} → Map doc → score */
   Index.prototype.evalQ = function (q) {
@@ -356,15 +405,28 @@
   };
 
   Index.prototype.search = function (query, game, limit) {
-    var self = this, text = cleanQuery(query);
+    var self = this, text = cleanQuery(query), typed = text;
     limit = limit || 10;
     var found = [], seen = new Set(), matching = new Set();
     if (!text) return { query: text, total: 0, hits: [] };
+    /* without a game, the games the query names come first (their sections' scores weigh more, as on the
+       server); their names are no words of the query */
+    var named = game ? [] : this.named(text), weight = dict(), shown = [];
+    if (named.length) {
+      var rest = text;
+      named.slice().reverse().forEach(function (n) { rest = rest.slice(0, n.start) + " " + rest.slice(n.through); });
+      rest = rest.split(/\s+/).filter(Boolean).join(" ");
+      if (rest) text = rest;
+      named.forEach(function (n) {
+        if (!weight[n.game]) shown.push({ name: n.name, game: n.game });
+        weight[n.game] = self.data.named_weight || 2;
+      });
+    }
     function ok(i) { return !game || self.docs[i].game === game; }
     function run(q, n, check) {
       if (!q) return;
       var scores = self.evalQ(q), ranked = [];
-      scores.forEach(function (s, i) { if (ok(i)) ranked.push([i, s]); });
+      scores.forEach(function (s, i) { if (ok(i)) ranked.push([i, s * (weight[self.docs[i].game] || 1)]); });
       ranked.sort(function (a, b) { return b[1] - a[1] || a[0] - b[0]; });
       if (!check) ranked.forEach(function (r) { matching.add(r[0]); });
       ranked.slice(0, n).forEach(function (r) {
@@ -393,7 +455,9 @@
       if (!fits) return { query: text, total: 0, hits: [], none: true, message: game ? this.data.none.message : this.data.none.message_all };
     }
     var marks = this.words(text).map(function (w) { return w.surface; }).concat([key]);
-    return { query: text, total: Math.max(matching.size, Math.min(found.length, limit)),
+    /* whether any section of each game named matches the rest (else the other games' are all there is) */
+    shown.forEach(function (n) { n.found = Array.from(matching).some(function (i) { return self.docs[i].game === n.game; }); });
+    return { query: typed, named: shown, rest: named.length ? text : "", total: Math.max(matching.size, Math.min(found.length, limit)),
              hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, marks) }; }) };
   };
 
@@ -442,6 +506,21 @@
       box.textContent = "";
       box.appendChild(el("p", { "class": "meta offline-note" }, "オフラインの検索結果（この端末に保存した索引）：「" + res.query + "」" + res.hits.length + " 件"));
       if (!res.hits.length) { box.appendChild(el("p", { "class": "empty" }, "「" + res.query + "」は見つかりませんでした。")); return; }
+      if (res.named && res.named.length) { /* as the server's page says it (templates/rules/search.html) */
+        var found = res.named.filter(function (n) { return n.found; }), silent = res.named.filter(function (n) { return !n.found; });
+        function read(ns) { return ns.map(function (n) { return "『" + n.name + "』を " + ix.games[n.game].names[0]; }).join("、"); }
+        var line = (found.length ? read(found) + " と読み、" + (found.length === 1 ? "その" : "それらの") + "規定を優先して表示しています。" : "") +
+          (silent.length ? read(silent) + " と読みましたが、" + (silent.length === 1 ? "その" : "それらの") + "規定には当てはまるものが見つかりませんでした。" +
+            (found.length ? "" : "ほかのゲームの規定を表示しています。") : "");
+        var said = el("p", { "class": "meta named-games", role: "status" }, line);
+        found.forEach(function (n) {
+          said.appendChild(document.createTextNode(" "));
+          said.appendChild(res.rest !== res.query
+            ? el("a", { href: "/search?" + new URLSearchParams({ q: res.rest, game: n.game }) }, ix.games[n.game].short + "の規定だけを検索")
+            : el("a", { href: "/rules/" + n.game }, ix.games[n.game].short + "の規定だけを見る"));
+        });
+        box.appendChild(said);
+      }
       var ol = el("ol", { "class": "results" });
       res.hits.forEach(function (h) {
         var li = el("li"), a = el("a", { "class": "title", href: "/rules/" + h.id }, h.title);

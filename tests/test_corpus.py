@@ -313,3 +313,37 @@ def test_check_fails_on_a_broken_corpus(runner, broken_corpus, breakage, expecte
     result = runner.invoke(cli, ["check", "--corpus", str(broken_corpus)])
     assert result.exit_code == 1
     assert expected in result.output
+
+
+def test_a_games_names_come_from_its_data():
+    """What a judge may type for a game in a search (`Game.names`): its name, the name without its bracketed
+    part, its short name and the aliases of `_game.yaml`, each once."""
+    assert CORPUS.games["dm-senshu"].names == [
+        "デュエル・マスターズ（泉州DM版）",
+        "デュエル・マスターズ",
+        "泉州DM",
+        *CORPUS.games["dm-senshu"].meta.aliases,
+    ]
+    assert "リセ" in CORPUS.games["lycee"].names
+    assert "TCG 大会規定" in CORPUS.games["tcg-taikai"].names
+    assert "TCG大会規定" not in CORPUS.games["tcg-taikai"].names  # (the short name is the bare name, spaced)
+    assert CORPUS.game_names()["ijinden"] == CORPUS.games["ijinden"].names
+
+
+@pytest.mark.parametrize(
+    "aliases, expected",
+    [
+        ("[りせ]", "aliases: Value error, 'りせ': an alias in hiragana is never read"),
+        ("[リ]", "aliases: Value error, 'リ': an alias needs two characters or more"),
+        ("[リセ, ﾘｾ]", "aliases: Value error, an alias is listed twice"),
+        ("[DM]", "'DM' is a name of the game 'dm-senshu' too"),
+        ("[イジンデン]", "'イジンデン' is a name of the game 'ijinden' too"),
+    ],
+)
+def test_check_refuses_an_alias_that_cannot_name_one_game(runner, broken_corpus, aliases, expected):
+    """The loader checks `aliases:`: no hiragana (a name is never read in hiragana), two characters or more,
+    none twice, and no name of another game (a name names one game)."""
+    _break(broken_corpus / "lycee" / "_game.yaml", "aliases: [リセ, ライシー]", f"aliases: {aliases}")
+    result = runner.invoke(cli, ["check", "--corpus", str(broken_corpus)])
+    assert result.exit_code == 1
+    assert expected in result.output, result.output

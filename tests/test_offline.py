@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pytest
 
@@ -250,6 +251,42 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     first = phone.locator("main ol.results a.title").first.get_attribute("href")
     assert first == "/rules/" + lib.index.search("遅刻", game="lycee").hits[0].id
     phone.screenshot(path=str(tmp_path / "offline-search.png"), full_page=True)
+    # A game named in the query's words, offline as on the server (judgeapp/search/games.py): read as a whole
+    # word only, its sections first (weighed as the server weighs them), the others after, and said.
+    named = phone.evaluate(
+        """async (qs) => {
+        const ix = await judgeappOffline.load('search');
+        return qs.map(q => {
+            const r = ix.search(q, null, 20);
+            return [r.named.map(n => n.game), r.hits.map(h => h.game), r.named.map(n => n.found)];
+        });
+    }""",
+        [
+            "リセ 遅刻 何分で負け",
+            "イジン 観戦 アドバイス 禁止",
+            "リセットしていい?",
+            "りせ 遅刻",
+            "全国大会規定",
+            "DMで暴言を送られた",
+            "デュエルマスターズ 遅刻",
+        ],
+    )
+    assert named[0][0] == ["lycee"] and named[0][1][0] == "lycee" and len(set(named[0][1])) > 1
+    assert named[0][2] == [True]
+    assert named[1][0] == ["ijinden"] and "ijinden" in named[1][1][:3]
+    assert named[2][0] == named[3][0] == named[4][0] == []
+    assert named[5][0] == ["dm-senshu"] and named[5][1][:1] != ["dm-senshu"]
+    # the named game's text silent (dm-senshu has no 遅刻): said, and the other games' sections shown
+    assert named[6][0] == ["dm-senshu"] and named[6][2] == [False] and named[6][1][:1] == ["lycee"]
+    phone.goto(live_server + "/search?q=リセ 遅刻 何分で負け")
+    phone.wait_for_selector("#offline-results p.named-games")
+    said = phone.locator("#offline-results p.named-games")
+    assert "『リセ』を Lycee TCG と読み、その規定を優先して表示しています。" in said.inner_text()
+    assert said.locator("a").first.get_attribute("href") == "/search?" + urlencode(
+        {"q": "遅刻 何分で負け", "game": "lycee"}
+    )
+    first = phone.locator("#offline-results ol.results a.title").first.get_attribute("href")
+    assert first == "/rules/" + lib.index.search("リセ 遅刻 何分で負け").hits[0].id
     # The situation lookup too.
     phone.goto(live_server + "/wizard/lycee?q=" + "遅刻")
     phone.wait_for_selector("#offline-lookup ol.results a.title")

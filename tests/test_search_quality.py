@@ -188,8 +188,9 @@ def test_nothing_found_stays_nothing(library):
         # (tuned on tune15, validated on the older halves' figures only) tune14 94.4% / 79.6%, tune15 94.2% / 77.9%;
         # with the lookup's ninth pass merged (PL → プレイヤー puts 2k プレイヤー first for PLミス) tune14 78.7%; a
         # review then took out the numbered section's subsections (第7章 シャッフル put tcg-taikai's 7b over
-        # ijinden's chapter 7): tune14 77.8%, tune15 76.9%
-        ("search_unseen_tune14.yaml", (0.94, 0.77)),
+        # ijinden's chapter 7): tune14 77.8%, tune15 76.9%; after the eleventh quality pass (a game named in the
+        # query's words, tuned on tune14) tune14 96.3% / 86.1% on its branch
+        ("search_unseen_tune14.yaml", (0.95, 0.85)),
         ("search_unseen_tune15.yaml", (0.94, 0.76)),
     ],
 )

@@ -96,25 +96,26 @@ def search():
     game = _game_arg()
     limit = _limit()
     results = lib.index.search(q, game=game, limit=limit) if q.strip() else None
-    return jsonify(
-        {
-            "query": results.query if results else q.strip(),
-            "total": results.total if results else 0,
-            "results": [
-                {
-                    "id": h.id,
-                    "game": h.game,
-                    "doc": h.doc,
-                    "title": h.title,
-                    "doc_title": h.doc_title,
-                    "url": h.url,
-                    "snippet": h.snippet,
-                    "score": h.score,
-                }
-                for h in (results.hits if results else [])
-            ],
-        }
-    )
+    body = {
+        "query": results.query if results else q.strip(),
+        "total": results.total if results else 0,
+        "results": [
+            {
+                "id": h.id,
+                "game": h.game,
+                "doc": h.doc,
+                "title": h.title,
+                "doc_title": h.doc_title,
+                "url": h.url,
+                "snippet": h.snippet,
+                "score": h.score,
+            }
+            for h in (results.hits if results else [])
+        ],
+    }
+    if results is not None and results.named:  # the games the query names, whose sections come first
+        body["named"] = [{"name": n.name, "game": n.game, "found": n.found} for n in results.named]
+    return jsonify(body)
 
 
 @bp.get("/sections/<path:section_id>")

@@ -20,8 +20,9 @@ from ..textnorm import (
     squash,
 )
 from .evaluate import MARKED_FIELDS, Evaluator
+from .games import GameNames, without_names
 from .query import QueryBuilding
-from .schema import WEIGHT, Hit, Results
+from .schema import WEIGHT, Hit, NamedGame, Results
 from .snippets import Gapless, Marker, best_window, escape_html, span_end
 
 if TYPE_CHECKING:
@@ -38,7 +39,14 @@ class SearchIndex(QueryBuilding):
 
     CACHE_SIZE = 2048  # recent answers kept (a few MB at most)
 
-    def __init__(self, path: str | Path, synonyms: list[tuple[list[str], list[str]]] | None = None):
+    def __init__(
+        self,
+        path: str | Path,
+        synonyms: list[tuple[list[str], list[str]]] | None = None,
+        games: dict[str, list[str]] | None = None,
+    ):
+        """`games`: each game's names as a judge may type them (`Corpus.game_names`), read in a query's words
+        (`search.games`)."""
         self.path = Path(path)
         self.ix = whoosh_index.open_dir(str(self.path))
         lex = json.loads((self.path / "lexicon.json").read_text(encoding="utf-8"))
@@ -54,6 +62,9 @@ class SearchIndex(QueryBuilding):
         )
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
+        self.game_names = GameNames(games or {}, self.analyzer.bounds)
+        self._games_of = np.array([f["game"] for f in self._evaluator.stored])  # each section's game
+        self._named_weights: dict[frozenset, np.ndarray] = {}  # `_weights`, per set of games named
 
     # running
 
@@ -81,14 +92,20 @@ class SearchIndex(QueryBuilding):
         limit = max(1, min(int(limit), 100))
         if not text:
             return Results(query=text, total=0, hits=[])
-        q = self.query(text)
+        # Without a game, the games the query names in its words (リセ 遅刻, `search.games`) come first: their
+        # sections' scores weigh more, the other games' sections still follow; their names are the judge's
+        # scope, not words a section must hold. (In a game's search the query is searched as typed.)
+        named = self.game_names.read(text) if not game and self.game_names else []
+        asked = (without_names(text, named) or text) if named else text
+        first = list(dict.fromkeys(n.game for n in named))
+        q = self.query(asked)
         if q is None:
             return Results(query=text, total=0, hits=[])
         ev = self._evaluator
         # (as `Require(q, Term("game", game))`), each section's score times its weight
         terms: dict = {}  # the query's terms, gathered by the evaluation (for `terms_matched`)
-        total, at = ev.best(q, game or None, limit, self._section_weight, terms)
-        needle = squash(text)
+        total, at = ev.best(q, game or None, limit, self._weights(first), terms)
+        needle = squash(asked)
         hits: list[Hit] = []
         short = len(needle) <= 1
         top = list(at)
@@ -117,7 +134,41 @@ class SearchIndex(QueryBuilding):
                     round(at[docnum], 3),
                 )
             )
-        return Results(query=text, total=total, hits=hits)
+        if not named:
+            return Results(query=text, total=total, hits=hits)
+        shown: dict[str, str] = {}  # each game named, by the name it was typed first
+        for n in named:
+            shown.setdefault(n.game, n.name)
+        games_shown = {h.game for h in hits}
+        return Results(
+            query=text,
+            total=total,
+            hits=hits,
+            named=[
+                NamedGame(
+                    name,
+                    g,
+                    # (a section of the game further down than the hits shown, or none at all)
+                    g in games_shown or (total > len(hits) and ev.best(q, g, 1, self._section_weight)[0] > 0),
+                )
+                for g, name in shown.items()
+            ],
+            rest=asked,
+        )
+
+    def _weights(self, games: list[str]) -> np.ndarray:
+        """Each section's weight: a heading without text of its own at half (`WEIGHT["container"]`), a section
+        of a game the query names times `WEIGHT["named_game"]`."""
+        if not games:
+            return self._section_weight
+        key = frozenset(games)
+        hit = self._named_weights.get(key)
+        if hit is None:
+            named = np.isin(self._games_of, games)
+            hit = self._section_weight * np.where(named, WEIGHT["named_game"], 1.0)
+            if len(self._named_weights) < 64:  # (bounded: the sets of games named)
+                self._named_weights[key] = hit
+        return hit
 
     # snippets
 

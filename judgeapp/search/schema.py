@@ -79,6 +79,8 @@ WEIGHT = {
     "grams": 0.4,  # every character pair of the query (card names, abbreviations)
     "some_grams": 0.05,  # some character pairs
     "container": 0.5,  # a section with no text of its own, only subsections: its score times this
+    # a section of a game the query names in its words (リセ 遅刻), in a search without a game: its score times this
+    "named_game": 2.0,
 }
 
 
@@ -116,8 +118,22 @@ class Hit:
         return f"/rules/{self.id}"
 
 
+@dataclass(frozen=True)
+class NamedGame:
+    """A game the query names in its words (`search.games`), whose sections come first in a search without a
+    game: the name as typed, the game, and whether any of its sections matches the rest of the query (when
+    none does, the other games' sections are all there is)."""
+
+    name: str
+    game: str
+    found: bool
+
+
 @dataclass
 class Results:
     query: str
     total: int
     hits: list[Hit]
+    # the games the query names in its words, in the query's order, and the query searched without their names
+    named: list[NamedGame] = dataclass_field(default_factory=list)
+    rest: str = ""

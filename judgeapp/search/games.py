@@ -1,0 +1,109 @@
+"""The games a judge's query names in its words (リセ 遅刻, DM 先攻, 大会規定 奇数人数): each game's names from its
+data (`Game.names`: `_game.yaml`'s name, short name and aliases), read only as whole words of the query."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from ..textnorm import fold
+from .analysis import KANJI_RE
+
+_GAP = "[\\s・･]*"  # what may stand between a name's characters as typed (TCG 大会規定, デュエル・マスターズ)
+_HIRAGANA = re.compile("[\u3041-\u309f]")
+
+
+def _script(ch: str) -> str:
+    """The script a character is written in, as a name's edges are compared with their neighbours."""
+    if not ch:
+        return ""
+    if ch in "ーｰ" or "\u30a1" <= ch <= "\u30ff" or "\uff66" <= ch <= "\uff9f":
+        return "katakana"
+    if ch.isascii() and ch.isalnum():
+        return "latin"
+    if KANJI_RE.match(ch):
+        return "kanji"
+    if "\u3041" <= ch <= "\u309f":
+        return "hiragana"
+    return ""
+
+
+@dataclass(frozen=True)
+class Named:
+    """A game's name in a query: as typed (`text[start:end]`), the game, and where it ends with the particles
+    after it (`text[start:through]`: DMで)."""
+
+    name: str
+    game: str
+    start: int
+    end: int
+    through: int
+
+
+class GameNames:
+    """Each game's names (`games`: game id → the names a judge may type), read in a query as whole words only:
+    a name that begins or ends in katakana or Latin letters not beside more of the same (リセ not in リセット,
+    DM not in ADMIN), a name that begins or ends in kanji where SudachiPy begins or ends a word there (大会規定
+    in 大会規定の, `bounds`), and never a name typed in hiragana (しっかりせず, とりせつ: no リセ)."""
+
+    def __init__(
+        self, games: dict[str, Iterable[str]], bounds: Callable[[str], tuple[set[int], set[int], set[int]]]
+    ):
+        names = []
+        for game, typed in games.items():
+            for name in typed:
+                chars = [c for c in fold(name) if not re.fullmatch(_GAP, c)]
+                if len(chars) < 2 or _HIRAGANA.search(name):
+                    continue  # (a name in hiragana is never read: the loader refuses such an alias)
+                pattern = _GAP.join("ー?" if c == "ー" else re.escape(c) for c in chars)
+                names.append((len(chars), re.compile(pattern), game))
+        names.sort(key=lambda x: -x[0])  # the longer name first: 泉州DM before DM
+        self._names = [(p, g) for _, p, g in names]
+        self._bounds = bounds  # where SudachiPy begins a particle, and begins and ends a word, in a text
+
+    def __bool__(self) -> bool:
+        return bool(self._names)
+
+    def read(self, text: str) -> list[Named]:
+        """The games `text` (a cleaned query) names, in the order it names them (a longer name first where two
+        overlap)."""
+        if not self._names:
+            return []
+        folded = fold(text)  # (one character for one)
+        found: list[Named] = []
+        bounds: tuple[set[int], set[int], set[int]] | None = None
+        for pattern, game in self._names:
+            for m in pattern.finditer(folded):
+                a, b = m.start(), m.end()
+                if a == b or any(a < n.end and n.start < b for n in found) or _HIRAGANA.search(text[a:b]):
+                    continue
+                first, last = _script(text[a]), _script(text[b - 1])
+                before, after = _script(text[a - 1 : a]), _script(text[b : b + 1])
+                if first in ("katakana", "latin") and before == first:
+                    continue  # inside a longer word of the same script (リセット, ADMIN)
+                if last in ("katakana", "latin") and after == last:
+                    continue
+                if "kanji" in (first, last):
+                    if bounds is None:
+                        bounds = self._bounds(text)
+                    if (first == "kanji" and a not in bounds[1]) or (last == "kanji" and b not in bounds[2]):
+                        continue  # a kanji name inside a longer word
+                found.append(Named(text[a:b], game, a, b, b))
+        if found:  # the particles right after a name go with it (DMで暴言: で is no word of the rest)
+            if bounds is None:
+                bounds = self._bounds(text)
+            particles, ends = bounds[0], sorted(bounds[2])
+            for i, n in enumerate(found):
+                end = n.end
+                while end in particles:
+                    end = next((e for e in ends if e > end), len(text))
+                found[i] = Named(n.name, n.game, n.start, n.end, end)
+        return sorted(found, key=lambda n: n.start)
+
+
+def without_names(text: str, named: Iterable[Named]) -> str:
+    """The query without the names (the judge's scope, not words a section must hold)."""
+    for n in sorted(named, key=lambda n: -n.start):
+        text = text[: n.start] + " " + text[n.through :]
+    return " ".join(text.split())

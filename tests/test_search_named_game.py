@@ -1,0 +1,164 @@
+"""A game named in a query's words (リセ 遅刻, DM 先攻, 大会規定 奇数人数; judgeapp/search/games.py): read only as a
+whole word, its sections ordered first in a search without a game (never the only ones), its name no word a
+section must hold, and said on the page (docs/corpus.md, "A game named in the query")."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from judgeapp.search.schema import WEIGHT, NamedGame
+
+SHARED_APP = True  # the tests only read: one app for the module (tests/conftest.py)
+
+
+def games_named(library, text: str) -> list[str]:
+    return [n.game for n in library.index.game_names.read(text)]
+
+
+@pytest.mark.parametrize(
+    "text, games",
+    [
+        ("リセ 遅刻 何分で負け", ["lycee"]),
+        ("DMってサイドボード使えますか", ["dm-senshu"]),
+        ("英語版DM 使える？", ["dm-senshu"]),
+        ("ﾌﾟﾛﾓ 解禁 DM", ["dm-senshu"]),  # half-width katakana, as NFKC reads it
+        ("デュエル・マスターズ 遅刻", ["dm-senshu"]),  # the name without its bracketed part
+        ("デュエルマスターズ 遅刻", ["dm-senshu"]),  # the middle dot left out
+        ("大会規定の奇数人数", ["tcg-taikai"]),
+        ("TCG 大会規定 遅刻", ["tcg-taikai"]),
+        ("イジン 観戦 アドバイス 禁止", ["ijinden"]),
+        ("DMとリセの違い", ["dm-senshu", "lycee"]),
+        # never inside a longer word of the same script
+        ("リセットしていい?", []),
+        ("イジンデンの遅刻", ["ijinden"]),  # the longer name, once
+        ("ADMIN 権限", []),
+        ("DM2 遅刻", []),
+        # a kanji name only where SudachiPy reads a word's bounds (全国大会|規定, 大会|規定違反, 流星|屑)
+        ("全国大会規定", []),
+        ("大会規定違反", []),
+        ("流星屑", []),
+        # never in hiragana (しっかりせず and とりせつ hold りせ; りせ itself is no name)
+        ("しっかりせず 遅刻", []),
+        ("とりせつ", []),
+        ("りせ 遅刻", []),
+        ("遅刻 何分", []),
+    ],
+)
+def test_a_game_is_named_only_by_a_whole_word(library, text, games):
+    assert games_named(library, text) == games
+
+
+def test_the_named_games_sections_come_first_and_the_others_follow(library):
+    """Ordered, not narrowed: the named game's sections weigh more (`WEIGHT["named_game"]`), every game's
+    sections still match, and within each game the order is that of the query without the name."""
+    index = library.index
+    results = index.search("リセ 遅刻 何分で負け", limit=20)
+    rest = index.search("遅刻 何分で負け", limit=20)
+    assert results.named == [NamedGame("リセ", "lycee", True)] and results.rest == "遅刻 何分で負け"
+    assert results.query == "リセ 遅刻 何分で負け"  # what the judge typed, as always
+    assert results.hits[0].id == "lycee/guideline/tardiness"
+    assert results.total == rest.total  # the same sections match: no game is left out
+    assert {h.game for h in results.hits} > {"lycee"}
+    for game in {h.game for h in results.hits}:
+        ordered = [h.id for h in results.hits if h.game == game]
+        assert ordered == [h.id for h in rest.hits if h.game == game][: len(ordered)]
+    # scores never increase down the list (the API's contract): the named game's are its weighted scores
+    assert [h.score for h in results.hits] == sorted((h.score for h in results.hits), reverse=True)
+    # a weight, not a filter: the named game's section scores its own score times the weight
+    scores = {h.id: h.score for h in results.hits}
+    assert scores["lycee/guideline/tardiness"] == pytest.approx(
+        WEIGHT["named_game"] * next(h.score for h in rest.hits if h.id == "lycee/guideline/tardiness"),
+        rel=1e-3,
+    )
+
+
+def test_the_name_is_no_word_a_section_must_hold(library):
+    """大会規定 stands in every game's text: as a name it is the judge's scope, not a word asked for."""
+    index = library.index
+    named = index.search("大会規定 ドラフト途中 ドロップ 可?", limit=5)
+    assert named.named == [NamedGame("大会規定", "tcg-taikai", True)]
+    assert named.hits[0].id == "tcg-taikai/floor-rules/6e"
+    assert "大会" not in [qw.word.surface for qw in index.analyse(named.rest)]
+    # the particles right after a name go with it (で in DMで is no word of the rest)
+    assert index.search("DMで暴言を送られた").rest == "暴言を送られた"
+
+
+def test_a_named_game_whose_text_is_silent_is_said_so(library, client):
+    """デュエルマスターズ 遅刻: dm-senshu's text says nothing of 遅刻, so Lycee's rule is what the search has; the
+    page says the named game's text is silent rather than that its rules come first (pass 7's review)."""
+    results = library.index.search("デュエルマスターズ 遅刻")
+    assert results.named == [NamedGame("デュエルマスターズ", "dm-senshu", False)]
+    assert results.hits[0].id == "lycee/guideline/tardiness"
+    html = client.get("/search", query_string={"q": "デュエルマスターズ 遅刻"}).get_data(as_text=True)
+    line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S).group(1)
+    assert "規定には当てはまるものが見つかりませんでした。ほかのゲームの規定を表示しています。" in line
+    assert "優先して" not in line and "<a " not in line
+    data = client.get("/api/search", query_string={"q": "デュエルマスターズ 遅刻"}).get_json()
+    assert data["named"] == [{"name": "デュエルマスターズ", "game": "dm-senshu", "found": False}]
+
+
+def test_a_games_search_reads_the_query_as_typed(library):
+    """With a game chosen, nothing is reordered or taken out (a game's own name there may be a word of the
+    question: 大会規定 店で勝手に変えてもええの asks about the 大会規定 itself)."""
+    index = library.index
+    for text, game in (("リセ 遅刻", "lycee"), ("大会規定 店で勝手に変えてもええの", "tcg-taikai")):
+        results = index.search(text, game=game)
+        assert results.named == [] and results.rest == ""
+    assert index.search("大会規定 店で勝手に変えてもええの", game="tcg-taikai").hits[0].id == (
+        "tcg-taikai/floor-rules/2e"
+    )
+
+
+def test_dm_as_a_direct_message_does_not_put_dm_senshu_first(library):
+    """DM is also a direct message (DMで暴言を送られた): read as the game, it only weighs dm-senshu's sections
+    that match the rest of the query, and dm-senshu has no rule on 暴言, so the other games' rules stay first."""
+    index = library.index
+    results = index.search("DMで暴言を送られた")
+    assert [n.game for n in results.named] == ["dm-senshu"]
+    assert results.hits and results.hits[0].game != "dm-senshu"
+    assert [h.id for h in results.hits] == [h.id for h in index.search("暴言を送られた").hits]
+
+
+def test_the_page_says_which_game_it_read_and_links_to_its_search(client):
+    html = client.get("/search", query_string={"q": "リセ 遅刻 何分で負け"}).get_data(as_text=True)
+    line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S)
+    assert line, html
+    assert "『リセ』を Lycee TCG と読み、その規定を優先して表示しています。" in line.group(1)
+    href = (
+        re.search(r'<a href="([^"]+)">Lyceeの規定だけを検索</a>', line.group(1))
+        .group(1)
+        .replace("&amp;", "&")
+    )
+    assert parse_qs(urlparse(href).query) == {"q": ["遅刻 何分で負け"], "game": ["lycee"]}
+    # the link's page: that game's sections, in the order the named search showed them
+    linked = client.get(href).get_data(as_text=True)
+    first = re.findall(r'<a class="title" href="(/rules/[^"]+)"', linked)[:1]
+    assert first == re.findall(r'<a class="title" href="(/rules/[^"]+)"', html)[:1]
+    assert 'class="meta named-games"' not in linked
+    # two games named: both said, each with its own search
+    html = client.get("/search", query_string={"q": "DMとリセ 引き分け"}).get_data(as_text=True)
+    line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S).group(1)
+    assert "『DM』を デュエル・マスターズ（泉州DM版）、『リセ』を Lycee TCG と読み、それらの規定を" in line
+    assert "game=dm-senshu" in line and "game=lycee" in line
+    # a query naming no game, or a game's own search: no such line
+    for params in ({"q": "遅刻"}, {"q": "リセ 遅刻", "game": "lycee"}, {"q": "リセット 遅刻"}):
+        assert 'class="meta named-games"' not in client.get("/search", query_string=params).get_data(
+            as_text=True
+        )
+
+
+def test_the_api_keeps_its_contract_and_says_the_game_it_read(client):
+    """A query naming no game: exactly the contract's keys (PRODUCT.md, docs/api.md); one naming a game adds
+    the optional `named`."""
+    plain = client.get("/api/search", query_string={"q": "遅刻 何分で負け"}).get_json()
+    assert set(plain) == {"query", "total", "results"}
+    for params in ({"q": "リセット 遅刻"}, {"q": "リセ 遅刻", "game": "lycee"}, {"q": ""}):
+        assert set(client.get("/api/search", query_string=params).get_json()) == {"query", "total", "results"}
+    named = client.get("/api/search", query_string={"q": "リセ 遅刻 何分で負け"}).get_json()
+    assert named["named"] == [{"name": "リセ", "game": "lycee", "found": True}]
+    assert named["query"] == "リセ 遅刻 何分で負け" and named["total"] == plain["total"]
+    assert named["results"][0]["id"] == "lycee/guideline/tardiness"
+    assert set(named["results"][0]) == set(plain["results"][0])
