@@ -99,7 +99,8 @@
   var NAME_PARTICLES = ["って", "では", "でも", "だと", "とは", "には", "から", "の", "で", "が", "は", "を", "に", "も", "と", "や"];
   function script(ch) {
     if (!ch) return "";
-    if (ch === "ー" || ch === "ｰ" || (ch >= "\u30a1" && ch <= "\u30ff") || (ch >= "\uff66" && ch <= "\uff9f")) return "katakana";
+    /* (not ・ U+30FB: リセ・遅刻 names Lycee, the dot is a gap) */
+    if (ch === "ー" || ch === "ｰ" || (ch >= "\u30a1" && ch <= "\u30fa") || (ch >= "\u30fc" && ch <= "\u30ff") || (ch >= "\uff66" && ch <= "\uff9f")) return "katakana";
     if (/[A-Za-z0-9]/.test(ch)) return "latin";
     if (/[\u4e00-\u9fff々]/.test(ch)) return "kanji";
     if (ch >= "\u3041" && ch <= "\u309f") return "hiragana";
@@ -115,6 +116,7 @@
         if (a === b) { n.re.lastIndex++; continue; }
         if (found.some(function (x) { return a < x.end && x.start < b; }) || /[\u3041-\u309f]/.test(text.slice(a, b))) continue;
         var first = script(text[a]), last = script(text[b - 1]);
+        if (first === "kanji" && text[a - 1] === "の") continue; /* この大会の大会規定: a tournament's rules, not the game's */
         if (first && first !== "hiragana" && script(text[a - 1]) === first) continue;
         if (last && last !== "hiragana" && script(text[b]) === last) continue;
         var through = b;
@@ -404,19 +406,21 @@
     return c.coverage >= ev.threshold_one || (c.coverage >= ev.threshold && c.found >= 2);
   };
 
-  Index.prototype.search = function (query, game, limit) {
+  Index.prototype.search = function (query, game, limit, asTyped) {
     var self = this, text = cleanQuery(query), typed = text;
     limit = limit || 10;
     var found = [], seen = new Set(), matching = new Set();
     if (!text) return { query: text, total: 0, hits: [] };
     /* without a game, the games the query names come first (their sections' scores weigh more, as on the
        server); their names are no words of the query */
-    var named = game ? [] : this.named(text), weight = dict(), shown = [];
+    var named = game || asTyped ? [] : this.named(text), weight = dict(), shown = [];
     if (named.length) {
       var rest = text;
       named.slice().reverse().forEach(function (n) { rest = rest.slice(0, n.start) + " " + rest.slice(n.through); });
       rest = rest.split(/\s+/).filter(Boolean).join(" ");
-      if (rest) text = rest;
+      if (squash(rest)) text = rest; else named = []; /* nothing but a name (リセ？, DM): the name is the query */
+    }
+    if (named.length) {
       named.forEach(function (n) {
         if (!weight[n.game]) shown.push({ name: n.name, game: n.game });
         weight[n.game] = self.data.named_weight || 2;
@@ -457,6 +461,10 @@
     var marks = this.words(text).map(function (w) { return w.surface; }).concat([key]);
     /* whether any section of each game named matches the rest (else the other games' are all there is) */
     shown.forEach(function (n) { n.found = Array.from(matching).some(function (i) { return self.docs[i].game === n.game; }); });
+    /* DMで暴言: two latin letters naming a game whose text holds nothing of the rest are more likely a direct
+       message than the game: searched as typed, as the server does */
+    if (shown.length && shown.every(function (n) { return !n.found && n.name.length <= 2 && /^[\x00-\x7f]+$/.test(n.name); }))
+      return this.search(query, game, limit, true);
     return { query: typed, named: shown, rest: named.length ? text : "", total: Math.max(matching.size, Math.min(found.length, limit)),
              hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, marks) }; }) };
   };
@@ -509,7 +517,7 @@
       if (res.named && res.named.length) { /* as the server's page says it (templates/rules/search.html) */
         var found = res.named.filter(function (n) { return n.found; }), silent = res.named.filter(function (n) { return !n.found; });
         function read(ns) { return ns.map(function (n) { return "『" + n.name + "』を " + ix.games[n.game].names[0]; }).join("、"); }
-        var line = (found.length ? read(found) + " と読み、" + (found.length === 1 ? "その" : "それらの") + "規定を優先して表示しています。" : "") +
+        var line = (found.length ? read(found) + " と読み、" + (found.length === 1 ? "その" : "それらの") + "規定を先に表示しています。" : "") +
           (silent.length ? read(silent) + " と読みましたが、" + (silent.length === 1 ? "その" : "それらの") + "規定には当てはまるものが見つかりませんでした。" +
             (found.length ? "" : "ほかのゲームの規定を表示しています。") : "");
         var said = el("p", { "class": "meta named-games", role: "status" }, line);

@@ -31,6 +31,8 @@ def games_named(library, text: str) -> list[str]:
         ("TCG 大会規定 遅刻", ["tcg-taikai"]),
         ("イジン 観戦 アドバイス 禁止", ["ijinden"]),
         ("DMとリセの違い", ["dm-senshu", "lycee"]),
+        ("リセ・遅刻", ["lycee"]),  # a middle dot is a gap, not katakana (a review)
+        ("この大会の大会規定では", []),  # a tournament's rules, not the game's text (a review)
         # never inside a longer word of the same script
         ("リセットしていい?", []),
         ("イジンデンの遅刻", ["ijinden"]),  # the longer name, once
@@ -83,7 +85,8 @@ def test_the_name_is_no_word_a_section_must_hold(library):
     assert named.hits[0].id == "tcg-taikai/floor-rules/6e"
     assert "大会" not in [qw.word.surface for qw in index.analyse(named.rest)]
     # the particles right after a name go with it (で in DMで is no word of the rest)
-    assert index.search("DMで暴言を送られた").rest == "暴言を送られた"
+    (n,) = index.game_names.read("DMで暴言を送られた")
+    assert "DMで暴言を送られた"[n.start : n.through] == "DMで"
 
 
 def test_a_named_game_whose_text_is_silent_is_said_so(library, client):
@@ -113,20 +116,34 @@ def test_a_games_search_reads_the_query_as_typed(library):
 
 
 def test_dm_as_a_direct_message_does_not_put_dm_senshu_first(library):
-    """DM is also a direct message (DMで暴言を送られた): read as the game, it only weighs dm-senshu's sections
-    that match the rest of the query, and dm-senshu has no rule on 暴言, so the other games' rules stay first."""
+    """DM is also a direct message (DMで暴言を送られた, DMが来た): two latin letters naming a game whose text holds
+    nothing of the rest are searched as typed, with no line about a game (a review)."""
     index = library.index
-    results = index.search("DMで暴言を送られた")
-    assert [n.game for n in results.named] == ["dm-senshu"]
-    assert results.hits and results.hits[0].game != "dm-senshu"
-    assert [h.id for h in results.hits] == [h.id for h in index.search("暴言を送られた").hits]
+    for text in ("DMで暴言を送られた", "DMが来た"):
+        results = index.search(text)
+        assert results.named == [] and results.rest == ""
+        assert [h.id for h in results.hits] == [
+            h.id for h in index.search_uncached(text, read_names=False).hits
+        ]
+    assert index.search("DMで暴言を送られた").hits[0].game != "dm-senshu"
+
+
+def test_a_name_alone_is_the_query_and_the_named_game_comes_first(library):
+    """リセ？ (a name and punctuation) is searched as typed, not emptied; where the named game's text matches the
+    rest, its sections come first, as the page says (デュエマ 先攻: 203 before tcg-taikai's 6c-ii; a review)."""
+    index = library.index
+    for text in ("リセ？", "リセ!", "リセ。"):
+        results = index.search(text)
+        assert results.hits and results.named == [], text
+    results = index.search("デュエマ 先攻")
+    assert results.named[0].found and results.hits[0].game == "dm-senshu"
 
 
 def test_the_page_says_which_game_it_read_and_links_to_its_search(client):
     html = client.get("/search", query_string={"q": "リセ 遅刻 何分で負け"}).get_data(as_text=True)
     line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S)
     assert line, html
-    assert "『リセ』を Lycee TCG と読み、その規定を優先して表示しています。" in line.group(1)
+    assert "『リセ』を Lycee TCG と読み、その規定を先に表示しています。" in line.group(1)
     href = (
         re.search(r'<a href="([^"]+)">Lyceeの規定だけを検索</a>', line.group(1))
         .group(1)

@@ -18,7 +18,8 @@ def _script(ch: str) -> str:
     """The script a character is written in, as a name's edges are compared with their neighbours."""
     if not ch:
         return ""
-    if ch in "ーｰ" or "\u30a1" <= ch <= "\u30ff" or "\uff66" <= ch <= "\uff9f":
+    # (not ・ U+30FB: リセ・遅刻 names Lycee, the dot is a gap)
+    if ch in "ーｰ" or "\u30a1" <= ch <= "\u30fa" or "\u30fc" <= ch <= "\u30ff" or "\uff66" <= ch <= "\uff9f":
         return "katakana"
     if ch.isascii() and ch.isalnum():
         return "latin"
@@ -84,6 +85,8 @@ class GameNames:
                     continue  # inside a longer word of the same script (リセット, ADMIN)
                 if last in ("katakana", "latin") and after == last:
                     continue
+                if first == "kanji" and text[a - 1 : a] == "の":
+                    continue  # この大会の大会規定: the rules of a tournament, not the game's text
                 if "kanji" in (first, last):
                     if bounds is None:
                         bounds = self._bounds(text)

@@ -84,7 +84,9 @@ class SearchIndex(QueryBuilding):
                 self._cache.popitem(last=False)
         return results
 
-    def search_uncached(self, query: str, game: str | None = None, limit: int = 10) -> Results:
+    def search_uncached(
+        self, query: str, game: str | None = None, limit: int = 10, read_names: bool = True
+    ) -> Results:
         """Sections matching a judge's query, best first; never raises on what a user typed.
 
         One query with every signal at once (`query()`), evaluated once over the index."""
@@ -95,10 +97,13 @@ class SearchIndex(QueryBuilding):
         # Without a game, the games the query names in its words (リセ 遅刻, `search.games`) come first: their
         # sections' scores weigh more, the other games' sections still follow; their names are the judge's
         # scope, not words a section must hold. (In a game's search the query is searched as typed.)
-        named = self.game_names.read(text) if not game and self.game_names else []
-        asked = (without_names(text, named) or text) if named else text
+        named = self.game_names.read(text) if not game and self.game_names and read_names else []
+        asked = without_names(text, named) if named else text
+        q = self.query(asked) if squash(asked) else None
+        if named and q is None:  # nothing but a name (リセ？, DM): the name is the query, as typed
+            named, asked = [], text
+            q = self.query(asked)
         first = list(dict.fromkeys(n.game for n in named))
-        q = self.query(asked)
         if q is None:
             return Results(query=text, total=0, hits=[])
         ev = self._evaluator
@@ -140,19 +145,20 @@ class SearchIndex(QueryBuilding):
         for n in named:
             shown.setdefault(n.game, n.name)
         games_shown = {h.game for h in hits}
+        found = {
+            g: g in games_shown or (total > len(hits) and ev.best(q, g, 1, self._section_weight)[0] > 0)
+            for g in shown
+        }
+        if not any(found.values()) and all(len(n) <= 2 and n.isascii() for n in shown.values()):
+            # DMで暴言, DMが来た: two latin letters naming a game whose text holds nothing of the rest are more
+            # likely a direct message than the game; searched as typed, with no line about a game
+            return self.search_uncached(query, game, limit, read_names=False)
         return Results(
             query=text,
             total=total,
             hits=hits,
-            named=[
-                NamedGame(
-                    name,
-                    g,
-                    # (a section of the game further down than the hits shown, or none at all)
-                    g in games_shown or (total > len(hits) and ev.best(q, g, 1, self._section_weight)[0] > 0),
-                )
-                for g, name in shown.items()
-            ],
+            # (found: a section of the game among the hits or further down, or none at all)
+            named=[NamedGame(name, g, found[g]) for g, name in shown.items()],
             rest=asked,
         )
 

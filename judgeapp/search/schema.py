@@ -80,7 +80,7 @@ WEIGHT = {
     "some_grams": 0.05,  # some character pairs
     "container": 0.5,  # a section with no text of its own, only subsections: its score times this
     # a section of a game the query names in its words (リセ 遅刻), in a search without a game: its score times this
-    "named_game": 2.0,
+    "named_game": 1000.0,
 }
 
 
