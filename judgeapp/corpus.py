@@ -21,6 +21,7 @@ from markupsafe import Markup
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .errors import CorpusError
+from .textnorm import HIRAGANA_RE
 from .yamlload import DuplicateKeyError, load_yaml
 
 ANCHOR_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.-]*$")
@@ -29,7 +30,6 @@ HEADING_RE = re.compile(r"^(#{1,4})\s+(.+?)\s*\{#([^}\s]+)\}\s*$")
 TABLE_SEPARATOR_RE = re.compile(r"^\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?$")
 
 
-_HIRAGANA_RE = re.compile("[\u3041-\u309f]")
 _BRACKETED_RE = re.compile(r"[（(][^）)]*[）)]")
 
 
@@ -93,7 +93,7 @@ class GameMeta(BaseModel):
         for alias in aliases:
             if len(_name_key(alias)) < 2:
                 raise ValueError(f"'{alias}': an alias needs two characters or more")
-            if _HIRAGANA_RE.search(alias):
+            if HIRAGANA_RE.search(alias):
                 # a name is read only outside hiragana (しっかり is no リセ, とりせつ no リセ): it would never match
                 raise ValueError(f"'{alias}': an alias in hiragana is never read (write it in katakana)")
         if len({_name_key(a) for a in aliases}) != len(aliases):
@@ -178,9 +178,11 @@ class Game:
         without its bracketed part (デュエル・マスターズ（泉州DM版） → デュエル・マスターズ), its short name and its
         aliases; each once."""
         bare = _BRACKETED_RE.sub("", self.meta.name).strip()
-        names = [self.meta.name, bare, self.meta.short_name, *self.meta.aliases]
-        seen: set[str] = set()
-        return [n for n in names if n and _name_key(n) not in seen and not seen.add(_name_key(n))]
+        once: dict[str, str] = {}
+        for n in (self.meta.name, bare, self.meta.short_name, *self.meta.aliases):
+            if n:
+                once.setdefault(_name_key(n), n)
+        return list(once.values())
 
     @property
     def url(self) -> str:

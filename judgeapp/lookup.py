@@ -257,6 +257,19 @@ LOOKUP_VERSION = "5"  # bump when the analysis of the evidence changes (or its c
 SEP = "\x1e"  # between a word's terms in the cache file (no term holds a control character)
 
 
+def _phrase_lists(means: Iterable[str]) -> list[list[Word]]:
+    """A synonym entry's phrases (or the texts' words for a score), each as its words of meaning."""
+    return [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
+
+
+def _phrase_words(per_means: list[list[Word]]) -> list[tuple[tuple[str, ...], float]]:
+    """Phrases' words as weaker words of the story: all of them together weigh as PHRASE_WORDS of them at most
+    (an entry with many phrases, 八百長's four of twelve words, would otherwise outweigh the story's own words)."""
+    n_extra = sum(len(ws) for ws in per_means)
+    xw = PHRASE_WEIGHT * min(1.0, PHRASE_WORDS / max(1, n_extra))
+    return [(tuple(dict.fromkeys(w.forms + w.parts)), xw) for ws in per_means for w in ws]
+
+
 def _groups_of(w: Word) -> tuple[str, ...]:
     """A word's dictionary synonym groups (審判 and ジャッジ, 盗む and 窃盗 share one) as terms: the analyzer's
     own `Word.synonyms` (SudachiPy's `synonym_group_ids()`, of the word or of its short units), so each
@@ -442,6 +455,8 @@ class Lookup:
         # short units' forms one after the other (持って帰る, 叩いて割った).
         self._syn_forms: list[frozenset[str]] = []
         self._syn_parts: list[tuple[tuple[str, ...], ...]] = []
+        # each entry's phrases as words (once, here: a story's entries reuse them)
+        self._syn_phrases = [_phrase_lists(means) for _, means in self.synonyms]
         for keys, _ in synonyms:
             forms: set[str] = set()
             parts: list[tuple[str, ...]] = []
@@ -456,13 +471,16 @@ class Lookup:
         # A key in latin letters whose phrases are each one word of the texts is those words' initials (PL:
         # プレイヤー, ダイバー; DQ: 失格): a story's word so written weighs as they do (`_word_weights`).
         self._initials: dict[str, tuple[str, ...]] = {}
-        for keys, means in synonyms:
-            ws = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
+        for (keys, _), ws in zip(synonyms, self._syn_phrases, strict=True):
             if all(len(x) == 1 for x in ws):
                 forms = tuple(dict.fromkeys(f for x in ws for f in x[0].forms))
                 for k in keys:
                     if k.isascii() and k.isalpha():
                         self._initials[fold(k)] = self._initials.get(fold(k), ()) + forms
+        # a game score's words (`_SCORE_RE`): both even, or one player ahead
+        self._score_words = {
+            even: _phrase_words(_phrase_lists(p)) for even, p in ((True, SCORE_EVEN), (False, SCORE_AHEAD))
+        }
         # The keys of two letters or more, folded as the story is, by their first character: for finding one
         # the analyzer cut into pieces (出停 as 出・停)
         self._split_keys: dict[str, list[str]] = {}
@@ -698,7 +716,9 @@ class Lookup:
         query_forms = {f for w in analysed for f in _key_forms(w)}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
-        for (keys, means), forms, parts in zip(self.synonyms, self._syn_forms, self._syn_parts, strict=False):
+        for (keys, _), forms, parts, per_means in zip(
+            self.synonyms, self._syn_forms, self._syn_parts, self._syn_phrases, strict=False
+        ):
             joined = set()
             for p in parts:  # a compound key by its short units one after the other (持って帰る)
                 if not all(x in query_forms for x in p):  # each unit somewhere in the query, first
@@ -716,8 +736,7 @@ class Lookup:
             if not (forms & query_forms or found or joined):
                 continue
             encoded = []
-            per_means = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
-            extra.extend(self._phrase_words(means, per_means))
+            extra.extend(_phrase_words(per_means))
             for ws in per_means:
                 if ws:
                     encoded.append(PHRASE_SEP.join(w.forms[0] for w in ws))
@@ -748,22 +767,10 @@ class Lookup:
                 out_surfaces.append(surfaces[owner])
         # A game score (1-0, 1-1) is read as the texts say it: one player ahead, or both even
         for m in _SCORE_RE.finditer(fold(text)):
-            extra.extend(self._phrase_words(SCORE_EVEN if m.group(1) == m.group(2) else SCORE_AHEAD))
+            extra.extend(self._score_words[m.group(1) == m.group(2)])
         out_words += extra
         out_surfaces += [""] * len(extra)
         return out_words, out_surfaces, light
-
-    def _phrase_words(
-        self, means: list[str], per_means: list[list[Word]] | None = None
-    ) -> list[tuple[tuple[str, ...], float]]:
-        """Phrases' words as weaker words of the story: all of them together weigh as PHRASE_WORDS of them at
-        most (an entry with many phrases, 八百長's four of twelve words, would otherwise outweigh the story's
-        own words)."""
-        if per_means is None:
-            per_means = [[w for w in analyzer().words(m) if w.forms[0] not in STOP] for m in means]
-        n_extra = sum(len(ws) for ws in per_means)
-        xw = PHRASE_WEIGHT * min(1.0, PHRASE_WORDS / max(1, n_extra))
-        return [(tuple(dict.fromkeys(w.forms + w.parts)), xw) for ws in per_means for w in ws]
 
     def _join_keys(self, text: str, folded: str, analysed: list[Word]) -> list[Word]:
         """A key of the synonym list the analyzer cut into words of which one the text never uses (出停中:

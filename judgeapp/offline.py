@@ -456,9 +456,8 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
     docs = index_docs(lib.corpus) if kind == "search" else situation_docs(lib.policies)
     data = build_index_export(docs, synonyms, search=kind == "search")
-    if (
-        kind == "search"
-    ):  # each game's names, read in a query's words as the server reads them (search/games.py)
+    # each game's names, read in a query's words as the server reads them (search/games.py)
+    if kind == "search":
         data["games"] = {
             g: {"names": game.names, "short": game.meta.short_name} for g, game in lib.corpus.games.items()
         }

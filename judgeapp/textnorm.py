@@ -15,6 +15,7 @@ import unicodedata
 from functools import lru_cache
 
 _HIRA_START, _HIRA_END = 0x3041, 0x3096
+HIRAGANA_RE = re.compile("[\u3041-\u309f]")  # any hiragana (a game's name is never read in it)
 _KATA_OFFSET = 0x60
 
 # Dashes that judges type where the text has the long-vowel mark (スリ-ブ, スリ－ブ, スリーブ).

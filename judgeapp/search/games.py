@@ -7,11 +7,10 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from ..textnorm import fold
+from ..textnorm import HIRAGANA_RE, fold
 from .analysis import KANJI_RE
 
 _GAP = "[\\s・･]*"  # what may stand between a name's characters as typed (TCG 大会規定, デュエル・マスターズ)
-_HIRAGANA = re.compile("[\u3041-\u309f]")
 
 
 def _script(ch: str) -> str:
@@ -55,7 +54,7 @@ class GameNames:
         for game, typed in games.items():
             for name in typed:
                 chars = [c for c in fold(name) if not re.fullmatch(_GAP, c)]
-                if len(chars) < 2 or _HIRAGANA.search(name):
+                if len(chars) < 2 or HIRAGANA_RE.search(name):
                     continue  # (a name in hiragana is never read: the loader refuses such an alias)
                 pattern = _GAP.join("ー?" if c == "ー" else re.escape(c) for c in chars)
                 names.append((len(chars), re.compile(pattern), game))
@@ -77,7 +76,7 @@ class GameNames:
         for pattern, game in self._names:
             for m in pattern.finditer(folded):
                 a, b = m.start(), m.end()
-                if a == b or any(a < n.end and n.start < b for n in found) or _HIRAGANA.search(text[a:b]):
+                if a == b or any(a < n.end and n.start < b for n in found) or HIRAGANA_RE.search(text[a:b]):
                     continue
                 first, last = _script(text[a]), _script(text[b - 1])
                 before, after = _script(text[a - 1 : a]), _script(text[b : b + 1])
