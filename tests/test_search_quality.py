@@ -120,6 +120,13 @@ def test_a_numeral_that_begins_a_word_is_no_section_number(text):
     assert query_numbers("第3条b項 期間")[1] == ["第3条b項"]  # a numbering unit after the numeral still is
 
 
+@pytest.mark.parametrize("text", ["10/4", "10／4", "１０－４", "10-4", "10.4"])
+def test_two_numbers_joined_are_a_chapter_and_its_part_not_one_number(library, text):
+    """10/4 is ijinden's ch10-4 (第十章④), not dm-senshu's 104 (a review's finding: / joined nothing)."""
+    hits = [h.id for h in library.index.search(text).hits]
+    assert hits[0] == "ijinden/floor-rules/ch10-4"
+
+
 def test_nothing_found_stays_nothing(library):
     """Weak signals (some character pairs) never make a hit on their own: プレミアム殿堂 is dm-senshu's."""
     assert library.index.search("プレミアム殿堂", game="lycee").hits == []

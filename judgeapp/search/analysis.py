@@ -362,7 +362,7 @@ def query_numbers(text: str) -> tuple[list[str], list[str]]:
 
 # a numeral followed by a word's kana or kanji (not a unit of the numbering: 章, 条, 節, 項, 部)
 _GLUED = re.compile(r"[\d０-９一二三四五六七八九十百〇][ぁ-ゖァ-ヺ一-龯々](?<![章節条項部])")
-_JOINED_NUMBERS = re.compile(r"\d\s*[-‐‑–—―−.・]\s*\d")
+_JOINED_NUMBERS = re.compile(r"\d\s*[-‐‑–—―−.・/／－．]\s*\d")
 
 
 def spelling_maps(readings: Iterable[str], forms: Iterable[str]) -> dict[str, dict[str, list[str]]]:
