@@ -40,6 +40,8 @@ from .search import (
     number_terms,
     title_topic,
 )
+from .search.analysis import KANJI_RE
+from .search.games import ABOUT_A_GAME
 from .search.schema import WEIGHT
 from .textnorm import fold, is_kana, squash
 
@@ -462,6 +464,12 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
             g: {"names": game.names, "short": game.meta.short_name} for g, game in lib.corpus.games.items()
         }
         data["named_weight"] = WEIGHT["named_game"]
+        # a name and only these: the game's text from its start (`SearchIndex._asks_more`); the kanji the stop
+        # words are written with, for what no word of the corpus covers (教えて, 何)
+        data["about_game"] = sorted(ABOUT_A_GAME)
+        data["about_chars"] = sorted(
+            {ch for w in QUERY_STOP | ABOUT_A_GAME for ch in w if KANJI_RE.match(ch)}
+        )
     if kind == "situations":  # what the server's lookup shows beside each answer: the badge, the description
         for d in data["docs"]:
             game, _, iid = d["id"].partition("/")

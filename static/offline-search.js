@@ -12,6 +12,7 @@
   var ENDINGS = "ウクスツヌフムルグブイ"; /* the kana a verb's or an adjective's dictionary form ends in (folded) */
   var GAPS = "・･ー\u3000 \t\r\n《》「」『』【】()（）[]［］〈〉<>＜＞\"'“”‘’、。,.，．:：;；!！?？/／" + DASHES;
   /* maps keyed by a judge's words have no prototype: a story of `constructor` or `__proto__` is a word like any other */
+  var JOINED_NUMBERS = /\d\s*[-‐‑–—―−.・\/／－．]\s*\d/;
   function dict(o) { var d = Object.create(null); if (o) Object.keys(o).forEach(function (k) { d[k] = o[k]; }); return d; }
   var STOP = dict();
   ["為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる",
@@ -174,7 +175,7 @@
   }
 
   /* The query's words: known surfaces of the corpus, longest first (the browser has no dictionary). */
-  Index.prototype.words = function (chunk) {
+  Index.prototype.words = function (chunk, keepStop) {
     var s = fold(chunk), out = [], i = 0, asked = false;
     while (i < s.length) {
       /* a run of kana beside other characters (ちゅうい２) that the corpus has as a reading: that word, read */
@@ -193,7 +194,7 @@
       if (found) {
         var e = this.surfaces[found];
         /* 何枚, 何点: the counter asked for ranks, it is not required (as on the server) */
-        if (!this.stop[e[0][0]]) out.push({ surface: found, forms: e[0], parts: e[1], suffix: asked });
+        if (keepStop || !this.stop[e[0][0]]) out.push({ surface: found, forms: e[0], parts: e[1], suffix: asked });
         asked = !!this.question[e[0][0]];
         i += found.length;
       } else { i += 1; asked = false; }
@@ -400,6 +401,37 @@
     return out;
   };
 
+  /* Whether what is left of a query without the games' names asks anything of a text (遅刻, 先攻), not only
+     about the game itself (って何, とは, ？, のルール, について, a lone kana), as the server reads it
+     (SearchIndex._asks_more): a word that is none of those, or a character no word of the corpus covers */
+  Index.prototype.asksMore = function (rest) {
+    var self = this, about = this.about || (this.about = dict());
+    if (!this.aboutRead) { (this.data.about_game || []).concat(this.data.about_chars || []).forEach(function (w) { about[w] = 1; }); this.aboutRead = true; }
+    return rest.split(" ").some(function (chunk) {
+      var left = squash(chunk), ws = self.words(chunk, true);
+      ws.forEach(function (w) { left = left.replace(w.surface, ""); });
+      /* (what no word of the corpus covers: a character of another script that no question or courtesy word
+         is written with (教えて, 何: `about_chars`), or kana that read a word: ちこく) */
+      var other = Array.from(left).some(function (ch) { return !isKana(ch) && !about[ch]; });
+      return other || !!self.readings[left] || ws.some(function (w) {
+        var f = w.forms[0];
+        return !self.stop[f] && !about[f] && !(w.surface.length === 1 && isKana(w.surface));
+      });
+    });
+  };
+
+  /* A query that only names games: the games' sections from the start of their text, in its order (headings
+     without text of their own left out), each game named as found; `rest` is the query itself (the page links
+     to the game's library, as the server's does) */
+  Index.prototype.gameItself = function (typed, named, limit) {
+    var self = this, shown = [], games = [];
+    named.forEach(function (n) { if (games.indexOf(n.game) < 0) { games.push(n.game); shown.push({ name: n.name, game: n.game, found: true }); } });
+    var order = [];
+    games.forEach(function (g) { self.docs.forEach(function (d, i) { if (d.game === g && (d.text || "").trim()) order.push(i); }); });
+    return { query: typed, named: shown, rest: typed, total: order.length,
+             hits: order.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, []) }; }) };
+  };
+
   /* Whether a game's text covers the story (as the server: one word found needs more of the story than two) */
   Index.prototype.fits = function (c) {
     var ev = this.data.none;
@@ -418,7 +450,9 @@
       var rest = text;
       named.slice().reverse().forEach(function (n) { rest = rest.slice(0, n.start) + " " + rest.slice(n.through); });
       rest = rest.split(/\s+/).filter(Boolean).join(" ");
-      if (squash(rest)) text = rest; else named = []; /* nothing but a name (リセ？, DM): the name is the query */
+      /* nothing but a name, or a name and what asks about the game (リセ, DM, リセってなに): its text from the start */
+      if (!this.asksMore(rest)) return this.gameItself(typed, named, limit);
+      text = rest;
     }
     if (named.length) {
       named.forEach(function (n) {
@@ -439,9 +473,14 @@
         if (!seen.has(r[0])) { seen.add(r[0]); found.push(r[0]); }
       });
     }
-    var key = squash(text);
-    if (key.length <= 12) {
-      this.docs.forEach(function (d, i) { if (ok(i) && d.num.indexOf(key) >= 0 && !seen.has(i)) { seen.add(i); found.push(i); matching.add(i); } });
+    var key = squash(text), numKey = key;
+    /* two numbers a separator joins are a chapter and its part (10-4, 10/4: ch10-4 by its key 10.4), never the
+       one number their digits make (104), as the server reads them (analysis._JOINED_NUMBERS) */
+    var joined = text.normalize("NFKC").match(/^\s*(?:第|ch\.?\s*)?(\d+)\s*(?:章|条)?\s*[-‐‑–—―−.・/]\s*(?:第)?(\d+)\s*(?:項|節|条)?\s*$/i);
+    if (joined) numKey = joined[1] + "." + joined[2];
+    else if (JOINED_NUMBERS.test(text)) numKey = "";
+    if (numKey && numKey.length <= 12) {
+      this.docs.forEach(function (d, i) { if (ok(i) && d.num.indexOf(numKey) >= 0 && !seen.has(i)) { seen.add(i); found.push(i); matching.add(i); } });
     }
     var numbered = found.length;
     var alts = [this.textQuery(text)].concat(this.titleQueries(text), this.synonymAlternatives(text)).filter(Boolean);
@@ -517,7 +556,7 @@
       if (res.named && res.named.length) { /* as the server's page says it (templates/rules/search.html) */
         var found = res.named.filter(function (n) { return n.found; }), silent = res.named.filter(function (n) { return !n.found; });
         function read(ns) { return ns.map(function (n) { return "『" + n.name + "』を " + ix.games[n.game].names[0]; }).join("、"); }
-        var line = (found.length ? read(found) + " と読み、" + (found.length === 1 ? "その" : "それらの") + "規定を先に表示しています。" : "") +
+        var line = (found.length ? read(found) + " と読み、" + (found.length === 1 ? "その" : "それらの") + "規定を" + (res.rest !== res.query ? "先に" : "初めから") + "表示しています。" : "") +
           (silent.length ? read(silent) + " と読みましたが、" + (silent.length === 1 ? "その" : "それらの") + "規定には当てはまるものが見つかりませんでした。" +
             (found.length ? "" : "ほかのゲームの規定を表示しています。") : "");
         var said = el("p", { "class": "meta named-games", role: "status" }, line);
@@ -525,7 +564,7 @@
           said.appendChild(document.createTextNode(" "));
           said.appendChild(res.rest !== res.query
             ? el("a", { href: "/search?" + new URLSearchParams({ q: res.rest, game: n.game }) }, ix.games[n.game].short + "の規定だけを検索")
-            : el("a", { href: "/rules/" + n.game }, ix.games[n.game].short + "の規定だけを見る"));
+            : el("a", { href: "/rules/" + n.game }, ix.games[n.game].short + "の規定の目次"));
         });
         box.appendChild(said);
       }

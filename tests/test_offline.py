@@ -288,6 +288,38 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     )
     first = phone.locator("#offline-results ol.results a.title").first.get_attribute("href")
     assert first == "/rules/" + lib.index.search("リセ 遅刻 何分で負け").hits[0].id
+    # A name alone, or with only what asks about the game: that game's text from its start, as on the server;
+    # two numbers a separator joins: a chapter and its part (10/4 is ch10-4, not 104), as on the server.
+    alone = [
+        "リセ",
+        "リセってなに",
+        "イジン",
+        "デュエマって何？",
+        "DM",
+        "イジンデンのルール",
+        "リセのこと教えて",
+    ]
+    numbers = ["10/4", "10-4", "１０／４", "104", "7-1", "6b-iii"]
+    got = phone.evaluate(
+        """async (qs) => {
+        const ix = await judgeappOffline.load('search');
+        return qs.map(q => { const r = ix.search(q, null, 5);
+            return [r.hits.map(h => h.id), (r.named || []).map(n => [n.game, n.found])]; });
+    }""",
+        alone + numbers,
+    )
+    for q, (ids, said) in zip(alone + numbers, got, strict=True):
+        server = lib.index.search(q, limit=5)
+        if q in alone:
+            assert ids == [h.id for h in server.hits] and said == [[n.game, n.found] for n in server.named], q
+        else:
+            assert ids[:1] == [server.hits[0].id], q
+    assert got[len(alone)][0][0] == "ijinden/floor-rules/ch10-4"
+    phone.goto(live_server + "/search?q=リセってなに")
+    phone.wait_for_selector("#offline-results p.named-games")
+    said = phone.locator("#offline-results p.named-games")
+    assert "『リセ』を Lycee TCG と読み、その規定を初めから表示しています。" in said.inner_text()
+    assert said.locator("a").first.get_attribute("href") == "/rules/lycee"
     # The situation lookup too.
     phone.goto(live_server + "/wizard/lycee?q=" + "遅刻")
     phone.wait_for_selector("#offline-lookup ol.results a.title")

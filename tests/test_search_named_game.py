@@ -128,15 +128,45 @@ def test_dm_as_a_direct_message_does_not_put_dm_senshu_first(library):
     assert index.search("DMで暴言を送られた").hits[0].game != "dm-senshu"
 
 
-def test_a_name_alone_is_the_query_and_the_named_game_comes_first(library):
-    """リセ？ (a name and punctuation) is searched as typed, not emptied; where the named game's text matches the
-    rest, its sections come first, as the page says (デュエマ 先攻: 203 before tcg-taikai's 6c-ii; a review)."""
+def test_a_name_alone_opens_that_games_text_from_its_start(library):
+    """リセ, DM, リセってなに, イジンデンのルール (a name with nothing else, or only what asks about the game): that
+    game's sections in the order of its text, the game said as found, never another game's sections ranked on
+    the question words (リセってなに found ijinden's ch2 on なに, DM found nothing; a review)."""
     index = library.index
-    for text in ("リセ？", "リセ!", "リセ。"):
+    corpus = library.corpus
+    for text, game in [
+        ("リセ", "lycee"),
+        ("リセ？", "lycee"),
+        ("リセ!", "lycee"),
+        ("リセ。", "lycee"),
+        ("リセってなに", "lycee"),
+        ("リセとは", "lycee"),
+        ("lyceeとは", "lycee"),
+        ("DM", "dm-senshu"),
+        ("デュエマって何？", "dm-senshu"),
+        ("ｲｼﾞﾝ", "ijinden"),
+        ("イジンデンのルール", "ijinden"),
+        ("イジンデンについて", "ijinden"),
+        ("大会規定", "tcg-taikai"),
+    ]:
         results = index.search(text)
-        assert results.hits and results.named == [], text
+        own = [s.id for s in corpus.sections.values() if s.game == game and s.text.strip()]
+        assert [h.id for h in results.hits] == own[:10], text
+        assert results.total == len(own), text
+        assert [(n.game, n.found) for n in results.named] == [(game, True)], text
+        scores = [h.score for h in results.hits]
+        assert scores == sorted(scores, reverse=True), text
+    # a name with more to ask is a search in that game first (デュエマ 先攻: 203 before tcg-taikai's 6c-ii)
     results = index.search("デュエマ 先攻")
     assert results.named[0].found and results.hits[0].game == "dm-senshu"
+    assert index.search("リセ 遅刻").hits[0].id == "lycee/guideline/tardiness"
+
+
+def test_a_name_alone_links_to_the_games_library(client):
+    html = client.get("/search", query_string={"q": "リセってなに"}).get_data(as_text=True)
+    line = re.search(r'<p class="meta named-games"[^>]*>(.*?)</p>', html, re.S).group(1)
+    assert "『リセ』を Lycee TCG と読み、その規定を初めから表示しています。" in line
+    assert '<a href="/rules/lycee">Lyceeの規定の目次</a>' in line, line
 
 
 def test_the_page_says_which_game_it_read_and_links_to_its_search(client):

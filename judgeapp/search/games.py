@@ -10,6 +10,14 @@ from dataclasses import dataclass
 from ..textnorm import HIRAGANA_RE, fold
 from .analysis import KANJI_RE
 
+# Words that ask about a game as a whole once its name is read (リセのルール, イジンデンについて), besides the
+# question and courtesy words (`QUERY_STOP`): with nothing else, the game's own text is the answer
+# (`SearchIndex._asks_more`, static/offline-search.js).
+ABOUT_A_GAME = frozenset(
+    fold(w)
+    for w in ("ルール", "規定", "規約", "ゲーム", "ガイドライン", "付く", "就く", "ツク", "全部", "一覧")
+)
+
 _GAP = "[\\s・･]*"  # what may stand between a name's characters as typed (TCG 大会規定, デュエル・マスターズ)
 
 

@@ -17,10 +17,12 @@ from whoosh import index as whoosh_index
 from ..textnorm import (
     clean_query,
     fold,
+    is_kana,
     squash,
 )
+from .analysis import QUERY_STOP
 from .evaluate import MARKED_FIELDS, Evaluator
-from .games import GameNames, without_names
+from .games import ABOUT_A_GAME, GameNames, without_names
 from .query import QueryBuilding
 from .schema import WEIGHT, Hit, NamedGame, Results
 from .snippets import Gapless, Marker, best_window, escape_html, span_end
@@ -99,10 +101,10 @@ class SearchIndex(QueryBuilding):
         # scope, not words a section must hold. (In a game's search the query is searched as typed.)
         named = self.game_names.read(text) if not game and self.game_names and read_names else []
         asked = without_names(text, named) if named else text
+        if named and not self._asks_more(asked):
+            # nothing but a name, or a name and what asks about the game (リセ, DM, リセってなに, イジンデンのルール)
+            return self._game_itself(text, named, limit)
         q = self.query(asked) if squash(asked) else None
-        if named and q is None:  # nothing but a name (リセ？, DM): the name is the query, as typed
-            named, asked = [], text
-            q = self.query(asked)
         first = list(dict.fromkeys(n.game for n in named))
         if q is None:
             return Results(query=text, total=0, hits=[])
@@ -160,6 +162,50 @@ class SearchIndex(QueryBuilding):
             # (found: a section of the game among the hits or further down, or none at all)
             named=[NamedGame(name, g, found[g]) for g, name in shown.items()],
             rest=asked,
+        )
+
+    def _asks_more(self, rest: str) -> bool:
+        """Whether what is left of a query without the games' names asks anything of a text (遅刻, 先攻), not only
+        about the game itself (って何, とは, ？, のルール, について, a lone kana)."""
+        return any(
+            w.forms[0] not in QUERY_STOP
+            and w.forms[0] not in ABOUT_A_GAME
+            and not (len(w.surface) == 1 and is_kana(w.surface))
+            for w in self.analyzer.words(rest)
+        )
+
+    def _game_itself(self, text: str, named: list, limit: int) -> Results:
+        """A query that only names games (リセ, DM, デュエマって何？): the games' sections from the start of their
+        text, in its order (headings without text of their own left out: their subsections follow), each game
+        named as found. `rest` is the query itself: the page links to the game's library, not to a search."""
+        games = list(dict.fromkeys(n.game for n in named))
+        stored = self._evaluator.stored
+        order = [
+            i for g in games for i, f in enumerate(stored) if f["game"] == g and (f["text"] or "").strip()
+        ]
+        hits = []
+        for rank, docnum in enumerate(order[:limit]):
+            f = stored[docnum]
+            hits.append(
+                Hit(
+                    f["id"],
+                    f["game"],
+                    f["doc"],
+                    f["title_text"],
+                    f["doc_title"],
+                    self._window(f["text"], self._folded[docnum], None, None),
+                    round(1.0 - rank / 1000, 3),
+                )
+            )
+        shown: dict[str, str] = {}
+        for n in named:
+            shown.setdefault(n.game, n.name)
+        return Results(
+            query=text,
+            total=len(order),
+            hits=hits,
+            named=[NamedGame(name, g, True) for g, name in shown.items()],
+            rest=text,
         )
 
     def _weights(self, games: list[str]) -> np.ndarray:
