@@ -13,6 +13,7 @@ usage: python bench/map_cases.py WRITER_DIR OUT_DIR N
   situations_reportN.yaml, situations_noneN.yaml; prints counts only (never the reporting rows).
 """
 
+import datetime
 import hashlib
 import re
 import sys
@@ -85,14 +86,14 @@ def decided_loss(game, decides):
 
 HEAD = (
     "# Written from the four source texts only by a session that never saw rules_corpus/, infractions/,\n"
-    "# synonyms.yaml or the tests (writer {n}, 2026-12-02; quotes mapped to section ids by script),\n"
+    "# synonyms.yaml or the tests (writer {n}, {day}; quotes mapped to section ids by script),\n"
     "# split by a hash of the query.\n# half: {half}\n"
 )
 
 
 def dump(path, rows, h):
     path.write_text(
-        HEAD.format(n=n, half="tune (tuned on)" if h == "tune" else "report (never tuned on)")
+        HEAD.format(n=n, day=datetime.date.today().isoformat(), half="tune (tuned on)" if h == "tune" else "report (never tuned on)")
         + (yaml.safe_dump(rows, allow_unicode=True, sort_keys=False, width=200) if rows else "[]\n")
     )
 
