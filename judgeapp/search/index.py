@@ -36,6 +36,11 @@ def _no_gapless(docnum: int) -> None:
     return None
 
 
+def _hit(f: dict, snippet: str, score: float) -> Hit:
+    """A section's stored fields as a hit (in `Hit`'s order: id, game, doc, title, doc_title, snippet, score)."""
+    return Hit(f["id"], f["game"], f["doc"], f["title_text"], f["doc_title"], snippet, round(score, 3))
+
+
 class SearchIndex(QueryBuilding):
     """An opened index: `search()` is safe to call from many threads."""
 
@@ -129,18 +134,7 @@ class SearchIndex(QueryBuilding):
             f = stored[docnum]
             shown = f["text"] or f["title_text"]
             snippet = window(shown, folded[docnum], marker, gapless(docnum))
-            # (the fields in `Hit`'s order: id, game, doc, title, doc_title, snippet, score)
-            hits.append(
-                Hit(
-                    f["id"],
-                    f["game"],
-                    f["doc"],
-                    f["title_text"],
-                    f["doc_title"],
-                    snippet,
-                    round(at[docnum], 3),
-                )
-            )
+            hits.append(_hit(f, snippet, at[docnum]))
         if not named:
             return Results(query=text, total=total, hits=hits)
         shown: dict[str, str] = {}  # each game named, by the name it was typed first
@@ -183,20 +177,11 @@ class SearchIndex(QueryBuilding):
         order = [
             i for g in games for i, f in enumerate(stored) if f["game"] == g and (f["text"] or "").strip()
         ]
-        hits = []
-        for rank, docnum in enumerate(order[:limit]):
-            f = stored[docnum]
-            hits.append(
-                Hit(
-                    f["id"],
-                    f["game"],
-                    f["doc"],
-                    f["title_text"],
-                    f["doc_title"],
-                    self._window(f["text"], self._folded[docnum], None, None),
-                    round(1.0 - rank / 1000, 3),
-                )
-            )
+        window, folded = self._window, self._folded
+        hits = [
+            _hit(stored[d], window(stored[d]["text"], folded[d], None, None), 1.0 - rank / 1000)
+            for rank, d in enumerate(order[:limit])
+        ]
         shown: dict[str, str] = {}
         for n in named:
             shown.setdefault(n.game, n.name)
