@@ -108,6 +108,13 @@ def kana_skeleton(text: str) -> str:
     return "".join(ch for ch in unicodedata.normalize("NFD", k) if ch not in "\u3099\u309a")
 
 
+def unvoiced_start(kana: str) -> str:
+    """A katakana word with its first mora's voiced mark taken away (ジアイ as シアイ, バン as ハン): how a word
+    begins on its own that begins voiced inside a compound (rendaku: 無効試合 said むこうじあい)."""
+    head = unicodedata.normalize("NFD", kana[:1])
+    return unicodedata.normalize("NFC", head.replace("\u3099", "")) + kana[1:] if "\u3099" in head else kana
+
+
 def deletions(text: str) -> set[str]:
     """Every string one character shorter (the neighbourhood of one edit, as in SymSpell)."""
     return {text[:i] + text[i + 1 :] for i in range(len(text))}

@@ -36,6 +36,7 @@
     }
     return true;
   }
+  function unvoicedStart(k) { var h = k[0].normalize("NFD"); return h.indexOf("\u3099") < 0 ? k : h.replace("\u3099", "").normalize("NFC") + k.slice(1); }
   function katakana(ch) { return !!ch && ((ch >= "\u30a1" && ch <= "\u30fa") || ch === "ー"); }
   /* the squashed text as typed (hiragana kept), one character for each of squash's */
   function squashRaw(s) { var o = ""; for (var i = 0; i < s.length; i++) { var n = s[i].normalize("NFKC"); if (GAPS.indexOf(foldChar(s[i])) < 0) o += n.length === 1 ? n : s[i]; } return o; }
@@ -207,7 +208,11 @@
     while (i < k.length) {
       var hit = false;
       for (var j = Math.min(k.length, i + this.maxReading); j > i + 1; j--) {
-        if (this.readings[k.slice(i, j)]) { pieces.push(k.slice(i, j)); covered += j - i; i = j; hit = true; break; }
+        var piece = k.slice(i, j);
+        /* a piece after the first, of three kana or more, may begin voiced where its word does not (rendaku:
+           ムコウ|ジアイ is 無効|試合), as on the server (textnorm.unvoiced_start) */
+        if (!this.readings[piece] && i > 0 && j - i >= 3) piece = unvoicedStart(piece);
+        if (this.readings[piece]) { pieces.push(piece); covered += j - i; i = j; hit = true; break; }
       }
       if (!hit) i += 1;
     }

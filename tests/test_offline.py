@@ -299,7 +299,7 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         "イジンデンのルール",
         "リセのこと教えて",
     ]
-    numbers = ["10/4", "10-4", "１０／４", "104", "7-1", "6b-iii"]
+    numbers = ["10/4", "10-4", "１０／４", "104", "7-1", "6b-iii", "むこうじあい"]  # (and a rendaku)
     got = phone.evaluate(
         """async (qs) => {
         const ix = await judgeappOffline.load('search');

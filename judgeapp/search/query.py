@@ -22,6 +22,7 @@ from ..textnorm import (
     squash_map,
     to_hiragana,
     to_katakana,
+    unvoiced_start,
 )
 from .analysis import (
     CHUNK_BREAK,
@@ -713,14 +714,24 @@ class QueryBuilding:
 
     def _segment_reading(self, k: str) -> list[str]:
         """Greedy longest match of a katakana string against the corpus's word readings (2+ chars): at each
-        place only the lengths that readings starting with its character have are tried, longest first."""
+        place only the lengths that readings starting with its character have are tried, longest first; a
+        piece after the first, of three kana or more, may begin voiced where its word does not (rendaku:
+        ムコウ|ジアイ is 無効|試合)."""
         pieces, i, covered = [], 0, 0
-        lengths = self._reading_lengths
+        lengths, readings = self._reading_lengths, self.readings
         while i < len(k):
-            for n in lengths.get(k[i], ()):
+            plain = unvoiced_start(k[i]) if i else k[i]
+            tried = lengths.get(k[i], ())
+            if plain != k[i]:
+                tried = sorted({*tried, *lengths.get(plain, ())}, reverse=True)
+            for n in tried:
                 j = i + n
-                if j <= len(k) and k[i:j] in self.readings:
-                    pieces.append(k[i:j])
+                if j > len(k):
+                    continue
+                # (a voiced start read away in three kana or more: two, フド as フト, is more often a typo)
+                piece = k[i:j] if k[i:j] in readings or n < 3 else plain + k[i + 1 : j]
+                if piece in readings:
+                    pieces.append(piece)
                     covered += n
                     i = j
                     break
