@@ -31,7 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -488,6 +488,7 @@ class Lookup:
             {fold(k) for keys, _ in self.synonyms for k in keys if len(k) >= 2 and not k.isascii()}
         ):
             self._split_keys.setdefault(k[0], []).append(k)
+        self._round = analyzer().words("ラウンド")[0]
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -655,6 +656,10 @@ class Lookup:
         pos = 0
         analysed = self._join_keys(text, folded, analyzer().words(text))
         for n, w in enumerate(analysed):
+            if fold(w.surface) == "r" and n + 1 < len(analysed) and fold(analysed[n + 1].surface).isdigit():
+                # a round's label (R2, r10): the word ラウンド, as the texts write it; no line writes a round
+                # so, and the letter would weigh as the rarest word of the story
+                w = replace(self._round, surface=w.surface)
             at = folded.find(fold(w.surface), pos)
             if (
                 n
