@@ -490,7 +490,7 @@ class Lookup:
             self._split_keys.setdefault(k[0], []).append(k)
         # A game's names as a judge types them (リセ, イジン, DM): where no line spells one, it names the setting
         # of the story, not what happened (`_query_words` drops it)
-        self._game_names = {squash(n) for game in corpus.games.values() for n in game.names}
+        self.game_names = {squash(n) for game in corpus.games.values() for n in game.names}
         self._round = analyzer().words("ラウンド")[0]
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
@@ -687,7 +687,7 @@ class Lookup:
                     continue  # a kana word the analyzer split into pieces the text does not have
             if w.forms[0] in STOP or w.aux:
                 continue
-            if squash(w.surface) in self._game_names and not self._known(w):
+            if squash(w.surface) in self.game_names and not self._known(w):
                 continue
             if self._single_kana(w) and w.forms[0] not in COUNTERS:
                 words.append(
