@@ -31,7 +31,7 @@ import re
 from collections import Counter
 from collections.abc import Collection, Iterable
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -56,7 +56,7 @@ STOP = LIGHT_WORDS | {
     for w in (
         "無い", "此の", "其の", "為", "時", "場合", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん",
         "君", "ちゃん", "下さる", "どう",
-        "此奴", "其奴", "彼奴", "奴", "俺", "僕", "御前", "貴方", "手前",
+        "此奴", "其奴", "彼奴", "奴", "俺", "僕", "御前", "貴方", "手前", "子",
         "筈", "訳", "ぽい", "遣る", "所", "こと",
         "今日", "昨日", "さっき", "先程", "ずっと", "凄い", "目茶", "可成", "多分", "一寸", "マジ", "一応",
         "取り敢えず", "矢張り", "全然",
@@ -488,6 +488,10 @@ class Lookup:
             {fold(k) for keys, _ in self.synonyms for k in keys if len(k) >= 2 and not k.isascii()}
         ):
             self._split_keys.setdefault(k[0], []).append(k)
+        # A game's names as a judge types them (リセ, イジン, DM): where no line spells one, it names the setting
+        # of the story, not what happened (`_query_words` drops it)
+        self.game_names = {squash(n) for game in corpus.games.values() for n in game.names}
+        self._round = analyzer().words("ラウンド")[0]
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
@@ -655,6 +659,10 @@ class Lookup:
         pos = 0
         analysed = self._join_keys(text, folded, analyzer().words(text))
         for n, w in enumerate(analysed):
+            if fold(w.surface) == "r" and n + 1 < len(analysed) and fold(analysed[n + 1].surface).isdigit():
+                # a round's label (R2, r10): the word ラウンド, as the texts write it; no line writes a round
+                # so, and the letter would weigh as the rarest word of the story
+                w = replace(self._round, surface=w.surface)
             at = folded.find(fold(w.surface), pos)
             if (
                 n
@@ -678,6 +686,8 @@ class Lookup:
                     replaced.update(inside)
                     continue  # a kana word the analyzer split into pieces the text does not have
             if w.forms[0] in STOP or w.aux:
+                continue
+            if squash(w.surface) in self.game_names and not self._known(w):
                 continue
             if self._single_kana(w) and w.forms[0] not in COUNTERS:
                 words.append(

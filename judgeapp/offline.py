@@ -449,6 +449,8 @@ def nothing_fits_export(lookup, synonyms: list[tuple[list[str], list[str]]] = ()
         "lines": n,
         "games": games,
         "terms": {t: [df, sum(1 << games.index(g) for g in gs)] for t, (df, gs) in sorted(terms.items())},
+        # the games' names the server's lookup leaves out of a story's words (the ones no line spells)
+        "names": sorted(n for n in lookup.game_names if n not in terms),
     }
 
 

@@ -345,7 +345,14 @@
       if (isKana(s) && (ev.terms["r:" + s] || ev.terms[s])) { add([s, "r:" + s]); return; } /* a word in kana, whole */
       /* inside a longer chunk, hiragana is grammar or a word the browser cannot cut out (いない is not 以内) */
       function hiragana(a, b) { for (var k = a; k < b; k++) { var c = chunk.charCodeAt(k); if (c >= 0x3041 && c <= 0x309f) return true; } return false; }
-      function flush(at) { if (from >= 0) add([]); from = -1; }
+      /* a stretch the browser cannot read is a word the text lacks, unless it is a round's label (R2: ラウンド, as
+         the server reads it), a word without meaning (子) or a game's name no line spells (DM) */
+      function flush(at) {
+        var piece = from >= 0 ? s.slice(from, at) : "";
+        if (piece === "r" && /[0-9]/.test(s[at] || "")) add([fold("ラウンド"), "r:" + fold("ラウンド")]);
+        else if (piece && !self.stop[piece] && !STOP[piece] && (ev.names || []).indexOf(piece) < 0) add([]);
+        from = -1;
+      }
       function formsOf(w) { var e = self.surfaces[w]; return e ? e[0].concat(e[1].filter(function (x) { return x.length > 1; })) : [w]; }
       while (i < s.length) {
         var found = null, shorter = null;

@@ -389,6 +389,19 @@ def test_initials_weigh_as_the_word_they_stand_for(library):
     assert pl < 0.2 * max(weights), (pl, weights)
 
 
+def test_a_story_s_setting_is_no_rare_word(library):
+    """R2 is the round, read as the texts' ラウンド; リセ, a name of the game no line spells, and 子 (a person, as
+    奴) are no words of what happened: none weighs as a word the texts never use."""
+    lookup = library.lookup
+    words, surfaces, _ = lookup._query_words("リセR2で警告、R5でまた警告をもらった子")
+    assert "リセ" not in surfaces and "子" not in surfaces, surfaces
+    rounds = [alts for (alts, x), s in zip(words, surfaces, strict=True) if s == "R" and x >= 1.0]
+    assert len(rounds) == 2 and all("ラウンド" in a for a in rounds), rounds
+    # a latin R that is no round's label stays as typed
+    words, surfaces, _ = lookup._query_words("R 警告")
+    assert all("ラウンド" not in a for a, _ in words), words
+
+
 @pytest.mark.parametrize(
     ("q", "read"),
     [("SE 時間切れ 1-0 G2途中", "勝利"), ("スイス 時間切れ 1-1", "同数"), ("時間切れ ２－２", "同数"),
