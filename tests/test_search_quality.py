@@ -275,6 +275,10 @@ def test_a_judges_key_counts_only_as_a_word_of_its_own(library):
     assert any("スリ" in keys for keys in entries("透明スリだけ"))
     assert not any("卓" in keys for keys in entries("電卓"))
     assert any("卓" in keys for keys in entries("となりの卓"))
+    # a query in kana read for a key's reading: where SudachiPy begins and ends a word (かえる in つかえる is
+    # no 帰る)
+    assert not any("帰る" in keys for keys in entries("パラレル つかえる"))
+    assert any("帰る" in keys for keys in entries("とちゅうでかえる"))
     assert any("サイドチェンジ" in keys for keys in entries("サイチェン 時間"))
     assert any("ダブルスリーブ" in keys for keys in entries("ダブスリ"))
 

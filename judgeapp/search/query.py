@@ -825,11 +825,17 @@ class QueryBuilding:
             spoken = to_katakana(s)
             # the readings found in it, in the list's order (looked up by slice, not each tried as a substring)
             rank = self._reading_rank
+            if particles is None:
+                particles, starts = self._key_starts(text)
+            # a reading that begins or ends inside a word SudachiPy reads is not said (かえる in つかえる)
             held = {
                 spoken[i : i + n]
                 for i in range(len(spoken))
                 for n in self._reading_key_lengths.get(spoken[i], ())
-                if spoken[i : i + n] in rank
+                if i + n <= len(where)
+                and spoken[i : i + n] in rank
+                and where[i] in starts[0]
+                and where[i + n - 1] + 1 in starts[1]
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
