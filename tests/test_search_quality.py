@@ -321,6 +321,14 @@ def test_a_count_asked_for_finds_the_section_giving_it(library):
     assert [h.id for h in index.search("ぽっど なんにん").hits][:1] == ["tcg-taikai/floor-rules/9c-ii"]
 
 
+def test_a_count_of_times_is_one_counter_whichever_is_typed(library):
+    """回 and 度 count the same thing: 2回 finds lycee's 「２度対戦しないように」 (third before)."""
+    index = library.index
+    assert [h.id for h in index.search("2回対戦しない", game="lycee").hits][:1] == [
+        "lycee/guideline/swiss-draw"
+    ]
+
+
 def test_a_katakana_compound_the_corpus_lacks_is_found_by_its_first_and_last_words(library):
     """ライフメモ: ライフ (2b's ライフの記録); イカサマダイス: ダイス; ヘッドジャッジ is the corpus's words side by side."""
     index = library.index

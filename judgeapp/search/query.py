@@ -38,6 +38,7 @@ from .analysis import (
     PARTICLE_CHARS,
     QUERY_STOP,
     ROMAJI_TAIL,
+    SAME_COUNTER,
     Word,
     analyzer,
     char_bigrams,
@@ -548,7 +549,7 @@ class QueryBuilding:
         same for `_word_query`'s two modes)."""
         w = qw.word
         alts: list[Q.Query] = []
-        for f in w.forms:
+        for f in (*w.forms, *SAME_COUNTER.get(w.forms[0], ())):  # (2回: ２度 too)
             alts.append(Q.Term("words", f, boost=FIELD_BOOST["words"]))
             alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
         if qw.kana:
@@ -960,7 +961,7 @@ class QueryBuilding:
         ):  # a count asked for (シールド 何枚): a section giving one near the other words (５枚…シールド)
             counts = [
                 t
-                for c in dict.fromkeys(asked)
+                for c in dict.fromkeys(c for a in asked for c in (a, *SAME_COUNTER.get(a, ())))
                 for qw in core
                 if not qw.word.asked and self._has("counts", t := f"#{c}|{qw.word.forms[0]}")
             ]
