@@ -199,6 +199,10 @@ def test_nothing_found_stays_nothing(library):
         # query's words, tuned on tune14) tune14 96.3% / 86.1% on its branch
         ("search_unseen_tune14.yaml", (0.95, 0.85)),
         ("search_unseen_tune15.yaml", (0.94, 0.76)),
+        # a sixteenth writer (2026-12-03; a young card-shop judge: slang, typos, MTG words), measured before the
+        # twelfth quality pass (the bench): tune16 95.5% / 82.0%; after it (tuned on tune16) 99.1% / 87.4%, here,
+        # where the fixture game is searched too, 99.1% / 86.5%
+        ("search_unseen_tune16.yaml", (0.99, 0.86)),
     ],
 )
 def test_search_quality_on_unseen_queries(library, table, bars):
