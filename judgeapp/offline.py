@@ -40,7 +40,7 @@ from .search import (
     number_terms,
     title_topic,
 )
-from .search.analysis import KANJI_RE
+from .search.analysis import KANJI_RE, SAME_COUNTER
 from .search.games import ABOUT_A_GAME
 from .search.schema import WEIGHT
 from .textnorm import fold, is_kana, squash
@@ -386,6 +386,7 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
         # word after a question word is a counter asked for (何点: 点), which ranks but is not required.
         out["stop"] = sorted(QUERY_STOP)
         out["question"] = sorted(QUESTION_WORDS)
+        out["same_counter"] = SAME_COUNTER  # a counter said for the other (2回: ２度)
         # A title's topic leaves out the heading's wording (〜に関して) and numbering: the query's topic too.
         out["light"] = sorted(TITLE_LIGHT)
         out["numbering"] = NUMBERING.pattern

@@ -63,6 +63,7 @@
     this.numbering = data.numbering ? new RegExp("^(?:" + data.numbering + ")$") : null;
     if (data.stop) { this.stop = dict(); data.stop.forEach(function (w) { self.stop[w] = 1; }); }
     (data.question || []).forEach(function (w) { self.question[w] = 1; });
+    this.sameCounter = dict(data.same_counter || {});
     this.surfaces = dict(data.surfaces);
     if (data.none) data.none.terms = dict(data.none.terms);
     this.maxSurface = 1;
@@ -195,7 +196,9 @@
       if (found) {
         var e = this.surfaces[found];
         /* 何枚, 何点: the counter asked for ranks, it is not required (as on the server) */
-        if (keepStop || !this.stop[e[0][0]]) out.push({ surface: found, forms: e[0], parts: e[1], suffix: asked });
+        /* a counter also as the same counter said otherwise (2回: ２度), as on the server */
+        var forms = this.sameCounter[e[0][0]] ? e[0].concat(this.sameCounter[e[0][0]]) : e[0];
+        if (keepStop || !this.stop[e[0][0]]) out.push({ surface: found, forms: forms, parts: e[1], suffix: asked });
         asked = !!this.question[e[0][0]];
         i += found.length;
       } else { i += 1; asked = false; }

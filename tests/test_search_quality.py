@@ -199,6 +199,10 @@ def test_nothing_found_stays_nothing(library):
         # query's words, tuned on tune14) tune14 96.3% / 86.1% on its branch
         ("search_unseen_tune14.yaml", (0.95, 0.85)),
         ("search_unseen_tune15.yaml", (0.94, 0.76)),
+        # a sixteenth writer (2026-12-03; a young card-shop judge: slang, typos, MTG words), measured before the
+        # twelfth quality pass (the bench): tune16 95.5% / 82.0%; after it (tuned on tune16) 99.1% / 87.4%, here,
+        # where the fixture game is searched too, 99.1% / 86.5%
+        ("search_unseen_tune16.yaml", (0.99, 0.86)),
     ],
 )
 def test_search_quality_on_unseen_queries(library, table, bars):
@@ -275,6 +279,10 @@ def test_a_judges_key_counts_only_as_a_word_of_its_own(library):
     assert any("スリ" in keys for keys in entries("透明スリだけ"))
     assert not any("卓" in keys for keys in entries("電卓"))
     assert any("卓" in keys for keys in entries("となりの卓"))
+    # a query in kana read for a key's reading: where SudachiPy begins and ends a word (かえる in つかえる is
+    # no 帰る)
+    assert not any("帰る" in keys for keys in entries("パラレル つかえる"))
+    assert any("帰る" in keys for keys in entries("とちゅうでかえる"))
     assert any("サイドチェンジ" in keys for keys in entries("サイチェン 時間"))
     assert any("ダブルスリーブ" in keys for keys in entries("ダブスリ"))
 
@@ -315,6 +323,14 @@ def test_a_count_asked_for_finds_the_section_giving_it(library):
         "dm-senshu/floor-rules/204"
     ]
     assert [h.id for h in index.search("ぽっど なんにん").hits][:1] == ["tcg-taikai/floor-rules/9c-ii"]
+
+
+def test_a_count_of_times_is_one_counter_whichever_is_typed(library):
+    """回 and 度 count the same thing: 2回 finds lycee's 「２度対戦しないように」 (third before)."""
+    index = library.index
+    assert [h.id for h in index.search("2回対戦しない", game="lycee").hits][:1] == [
+        "lycee/guideline/swiss-draw"
+    ]
 
 
 def test_a_katakana_compound_the_corpus_lacks_is_found_by_its_first_and_last_words(library):

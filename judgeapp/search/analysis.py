@@ -94,6 +94,8 @@ KANA_COUNTERS = {
     "しゅう": "週", "ぶ": "部", "さい": "歳",
     }.items()
 }  # fmt: skip
+# Counters of one thing, either said for the other (２度対戦 for 2回, 何回 for 何度も): the counters of times.
+SAME_COUNTER = {"回": ("度",), "度": ("回",)}
 KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(KANA_COUNTERS, key=len, reverse=True)) + ")")
 HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
 PARTICLE_CHARS = frozenset("のにをでがはともへ")

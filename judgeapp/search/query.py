@@ -39,6 +39,7 @@ from .analysis import (
     PARTICLE_CHARS,
     QUERY_STOP,
     ROMAJI_TAIL,
+    SAME_COUNTER,
     Word,
     analyzer,
     char_bigrams,
@@ -549,7 +550,7 @@ class QueryBuilding:
         same for `_word_query`'s two modes)."""
         w = qw.word
         alts: list[Q.Query] = []
-        for f in w.forms:
+        for f in (*w.forms, *SAME_COUNTER.get(w.forms[0], ())):  # (2回: ２度 too)
             alts.append(Q.Term("words", f, boost=FIELD_BOOST["words"]))
             alts.append(Q.Term("title", f, boost=FIELD_BOOST["title"]))
         if qw.kana:
@@ -836,11 +837,17 @@ class QueryBuilding:
             spoken = to_katakana(s)
             # the readings found in it, in the list's order (looked up by slice, not each tried as a substring)
             rank = self._reading_rank
+            if particles is None:
+                particles, starts = self._key_starts(text)
+            # a reading that begins or ends inside a word SudachiPy reads is not said (かえる in つかえる)
             held = {
                 spoken[i : i + n]
                 for i in range(len(spoken))
                 for n in self._reading_key_lengths.get(spoken[i], ())
-                if spoken[i : i + n] in rank
+                if i + n <= len(where)
+                and spoken[i : i + n] in rank
+                and where[i] in starts[0]
+                and where[i + n - 1] + 1 in starts[1]
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
@@ -965,7 +972,7 @@ class QueryBuilding:
         ):  # a count asked for (シールド 何枚): a section giving one near the other words (５枚…シールド)
             counts = [
                 t
-                for c in dict.fromkeys(asked)
+                for c in dict.fromkeys(c for a in asked for c in (a, *SAME_COUNTER.get(a, ())))
                 for qw in core
                 if not qw.word.asked and self._has("counts", t := f"#{c}|{qw.word.forms[0]}")
             ]
