@@ -714,6 +714,9 @@ class Lookup:
             origin.append(None)
         s = squash(text)
         query_forms = {f for w in analysed for f in _key_forms(w)}
+        # a one-word key is found by the form of a word the story says, not of its grammar: いた, a stop word,
+        # shares the form いる with the key いらない (辞退)
+        said_forms = {f for w in analysed if not (w.forms[0] in STOP or w.aux) for f in _key_forms(w)}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, _), forms, parts, per_means in zip(
@@ -733,7 +736,7 @@ class Lookup:
                 and k in s
                 and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
             ]
-            if not (forms & query_forms or found or joined):
+            if not (forms & said_forms or found or joined):
                 continue
             encoded = []
             extra.extend(_phrase_words(per_means))

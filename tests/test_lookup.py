@@ -378,6 +378,17 @@ def test_a_key_the_analyzer_cuts_is_one_word(library):
     assert "同じカード" not in surfaces, surfaces
 
 
+@pytest.mark.parametrize(
+    ("q", "entry"),
+    [("かなり悪質なやつがいた", None), ("初手にキャラいないからマリガン", None), ("権利いらないって", "辞退")],
+)  # fmt: skip
+def test_a_key_is_found_by_a_word_the_story_says(library, q, entry):
+    """いた and いない are grammar (a stop word) whose form いる is also the key いらない's: no 辞退 in them."""
+    words, _, _ = library.lookup._query_words(q)
+    got = {a for alts, _ in words for a in alts}
+    assert ("辞退" in got) == (entry == "辞退"), words
+
+
 def test_initials_weigh_as_the_word_they_stand_for(library):
     """PL, a player in a judge's notes, is no rare word: it weighs as プレイヤー, the word the synonym list gives."""
     lookup = library.lookup
