@@ -93,7 +93,11 @@ HEAD = (
 
 def dump(path, rows, h):
     path.write_text(
-        HEAD.format(n=n, day=datetime.date.today().isoformat(), half="tune (tuned on)" if h == "tune" else "report (never tuned on)")
+        HEAD.format(
+            n=n,
+            day=datetime.date.today().isoformat(),
+            half="tune (tuned on)" if h == "tune" else "report (never tuned on)",
+        )
         + (yaml.safe_dump(rows, allow_unicode=True, sort_keys=False, width=200) if rows else "[]\n")
     )
 
