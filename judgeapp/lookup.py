@@ -287,6 +287,23 @@ def _key_forms(w: Word) -> tuple[str, ...]:
     return w.forms + (w.reading,) if _latin(w) else w.forms
 
 
+NEGATED = "neg:"  # a negated key's forms (いらない, 足りない): found only by a negated word of the story
+# right after a verb's stem, a negation: 要らない, 要らん, 要りません
+_NEGATION = tuple(fold(x) for x in ("な", "ん", "ませ"))
+
+
+def _key_word_forms(key: str, w: Word) -> tuple[str, ...]:
+    """A one-word key's forms for finding it in a story: the word's, where the key is the word inflected
+    (殴った: 殴る, なくした: なくす); negated where the key is its negation (足りない is no 足りる); none where the
+    key says more than the word (持ってった, 持っていく: the analyzer keeps 持つ only), found as spelled."""
+    rest = fold(key)[len(fold(w.surface)) :] if fold(key).startswith(fold(w.surface)) else None
+    if rest is not None and rest.startswith(_NEGATION):
+        return tuple(NEGATED + f for f in w.forms)
+    if rest is None or len(rest) > 2:
+        return ()
+    return w.forms
+
+
 def _terms(text: str) -> Counter:
     """A text's terms (each word's forms and reading); its words' places are kept for `mark`."""
     entries = _ANALYSED.get(text)
@@ -463,7 +480,7 @@ class Lookup:
             for k in keys:
                 ws = analyzer().words(k)
                 if len(ws) == 1 and not k.isascii():
-                    forms.update(ws[0].forms)
+                    forms.update(_key_word_forms(k, ws[0]))
                     if len(ws[0].parts) >= 2:
                         parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
@@ -714,9 +731,21 @@ class Lookup:
             origin.append(None)
         s = squash(text)
         query_forms = {f for w in analysed for f in _key_forms(w)}
-        # a one-word key is found by the form of a word the story says, not of its grammar: いた, a stop word,
-        # shares the form いる with the key いらない (辞退)
-        said_forms = {f for w in analysed if not (w.forms[0] in STOP or w.aux) for f in _key_forms(w)}
+        # a one-word key is found by the form of a word the story says, not of its grammar (いた, a stop word,
+        # has the form いる of the key いらない), and a negated key by a negated word (いらない by 要りません, not
+        # by 要る)
+        said: dict[int, set[str]] = {}
+        pos = 0
+        for w in analysed:
+            at = folded.find(fold(w.surface), pos)
+            if at >= 0:
+                pos = at + len(w.surface)
+            if not (w.forms[0] in STOP or w.aux):
+                forms = set(_key_forms(w))
+                if at >= 0 and folded.startswith(_NEGATION, pos):
+                    forms.update(NEGATED + f for f in w.forms)
+                said[id(w)] = forms
+        said_forms = set().union(*said.values())
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, _), forms, parts, per_means in zip(
@@ -746,7 +775,7 @@ class Lookup:
             for k, w in enumerate(origin):
                 sq = squash(w.surface) if w is not None else ""
                 if w is not None and (
-                    set(_key_forms(w)) & forms
+                    said.get(id(w), set()) & forms
                     or id(w) in joined
                     or (len(sq) >= 2 and any(sq in f for f in found))
                 ):

@@ -380,13 +380,17 @@ def test_a_key_the_analyzer_cuts_is_one_word(library):
 
 @pytest.mark.parametrize(
     ("q", "entry"),
-    [("かなり悪質なやつがいた", None), ("初手にキャラいないからマリガン", None), ("権利いらないって", "辞退")],
+    [("かなり悪質なやつがいた", None), ("初手にキャラいないからマリガン", None), ("権利いらないって", "辞退"),
+     ("権利もう要りません", "辞退"), ("権利が要るか聞かれた", None), ("日本語版持ってない", None),
+     ("他人のデッキ持ってった", "窃盗"), ("スリーブ足りてる", None), ("デッキのカード足りない", "紛失")],
 )  # fmt: skip
 def test_a_key_is_found_by_a_word_the_story_says(library, q, entry):
-    """いた and いない are grammar (a stop word) whose form いる is also the key いらない's: no 辞退 in them."""
+    """いた and いない are grammar (a stop word) whose form いる is also the key いらない's; 要る is not the key
+    いらない, nor 足りる 足りない; 持つ is not 持ってった (the analyzer keeps only 持つ of it): no phrase for them."""
     words, _, _ = library.lookup._query_words(q)
     got = {a for alts, _ in words for a in alts}
-    assert ("辞退" in got) == (entry == "辞退"), words
+    for phrase in ("辞退", "窃盗", "紛失"):
+        assert (phrase in got) == (entry == phrase), (phrase, words)
 
 
 def test_initials_weigh_as_the_word_they_stand_for(library):
