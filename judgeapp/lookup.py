@@ -96,6 +96,9 @@ CITED_WEIGHT = 0.5
 OPEN_RE = re.compile(
     r"(こと|場合)が(でき|あり)ます|ことができ|できる|出来る|出来ます|[てで]もよい|構いません|判断"
 )
+# A line that says a penalty may be given, of the open lines (shown for its section where it holds the story as
+# well as the line that scored best: `_match`)
+MAY_RE = re.compile(r"(ペナルティ|処分)[^。]*(こと|場合)が(あり|ある)")
 # A game score as a judge writes it (1-0, 2-1, 1-1, of a match of three games at most): one player ahead, or
 # both even, in the texts' words (dm-senshu 206, tcg-taikai 7c), as weaker words like a synonym's phrases. Not
 # a section number (7-1, 第1-2章, ch1-1), a table or round (卓1-2, r1-1), a Swiss record (3-0), nor a count or
@@ -914,8 +917,11 @@ class Lookup:
         weights = ranking
         matches = []
         for i in order:
-            cov, matched = self._coverage(i, words, weights, qgrams)
-            matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
+            lines: dict[int, float] = {}
+            cov, matched = self._coverage(i, words, weights, qgrams, lines)
+            matches.append(
+                self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
+            )
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = _sections_first(matches)
         matches = matches[:limit]
@@ -1015,6 +1021,7 @@ class Lookup:
         words: list[tuple[tuple[str, ...], float]],
         weights: list[float],
         qgrams: Collection[str],
+        lines: dict[int, float] | None = None,
     ) -> tuple[float, list[int]]:
         """The share of the query's weight found in the answer's own evidence (words, or else bigrams).
 
@@ -1029,6 +1036,8 @@ class Lookup:
         for u in self._strong.get(i, ()):
             unit = self.units["passage"][u]
             got = self._coverage_of(unit.terms, unit.grams, words, weights, qgrams)
+            if lines is not None:
+                lines[u] = got[0]
             if got[0] > best[0]:
                 best = got
         return best
@@ -1073,6 +1082,9 @@ class Lookup:
         gram_cov = sum(1 for g in qgrams if g in grams) / len(qgrams) if qgrams else 0.0
         return max(word_cov, gram_cov * 0.9), matched
 
+    def _line(self, u: int) -> str:
+        return self.units["passage"][u].text
+
     def _match(
         self,
         i: int,
@@ -1082,6 +1094,7 @@ class Lookup:
         surfaces: list[str],
         words: list[tuple[tuple[str, ...], float]],
         passage_scores: np.ndarray | None,
+        lines: dict[int, float] | None = None,
     ) -> Match:
         a = self.answers[i]
         alts = set(t for k in matched for t in words[k][0])
@@ -1094,6 +1107,20 @@ class Lookup:
                 continue
             if passage_scores[u] > 0 and (best is None or passage_scores[u] > passage_scores[best]):
                 best = u
+        # A section's line that says a penalty may follow (「ペナルティが与えられることがあります」) is shown, and so
+        # flags discretion, when it holds as much of the story as any line of the section and the line that
+        # scored best leaves nothing open (スコアカード 返送忘れ: 「…返送して下さい」 and 「…返送されなかった場合、
+        # …ペナルティが与えられることがあります」 hold the same words). Only 「ことがあります」「場合があります」: a line
+        # that says who decides (「判断を行います」) or what is allowed (「できる」) does not leave a penalty open.
+        if a.section is not None and lines and not (best is not None and OPEN_RE.search(self._line(best))):
+            top = max(lines.values())
+            opens = [
+                u
+                for u, c in lines.items()
+                if c >= top - 1e-9 and passage_scores[u] > 0 and MAY_RE.search(self._line(u))
+            ]
+            if opens:
+                best = max(opens, key=lambda u: passage_scores[u])
         if best is not None:
             unit = self.units["passage"][best]
             passage, section = unit.text, unit.section

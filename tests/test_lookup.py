@@ -429,3 +429,15 @@ def test_a_removal_rule_without_a_consequence_has_a_badge(client):
     html = client.get("/wizard/hoshikuzu", query_string={"q": "警告を2回受けた"}).get_data(as_text=True)
     assert '<span class="badge"></span>' not in html
     assert re.search(r'<span class="badge">[^<]+</span> 自動で適用', html)
+
+
+@pytest.mark.parametrize(
+    ("q", "section"),
+    [("スコアカード 返送忘れ 3週たった", "score-cards"), ("デッキリスト 書き漏れ多数 返送分", "deck-lists")],
+)  # fmt: skip
+def test_a_section_shows_its_line_that_a_penalty_may_follow(client, q, section):
+    """「…返送して下さい」 and 「…返送されなかった場合、…ペナルティが与えられることがあります」 hold the story's words
+    alike: the section shows the second, and so leaves the penalty to the judge."""
+    first = _api(client, q, "lycee")["results"][0]
+    assert first["id"] == f"section:lycee/guideline/{section}", first["id"]
+    assert first["discretion"] and "ことがあります" in first["why"]["snippet"], first["why"]["snippet"]
