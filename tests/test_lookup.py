@@ -131,6 +131,15 @@ def test_lookup_on_the_fifteenth_writers_tuning_half(client):
     assert top3 / n >= 0.92 and first / n >= 0.80, (top3, first, n)
 
 
+def test_lookup_on_the_sixteenth_writers_tuning_half(client):
+    """The sixteenth writer's tuning half (a young card-shop judge: net slang, typos, MTG words; the tenth pass
+    tuned on it): 85.3 / 72.1 in the bench before the pass, 91.2 / 79.4 after; held here to what it reached
+    (the test app carries the fixture game)."""
+    first, top3, n = _score(client, load_cases("situations_tune16.yaml"))
+    print(f"\nsituations_tune16.yaml: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= 0.91 and first / n >= 0.79, (top3, first, n)
+
+
 def test_none_table_is_from_the_unseen_writer():
     assert len(NONE) >= 20 and all(c.get("none") for c in NONE)
 
