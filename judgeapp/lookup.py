@@ -96,6 +96,9 @@ CITED_WEIGHT = 0.5
 OPEN_RE = re.compile(
     r"(こと|場合)が(でき|あり)ます|ことができ|できる|出来る|出来ます|[てで]もよい|構いません|判断"
 )
+# A line that says a penalty may be given, of the open lines (shown for its section where it holds the story as
+# well as the line that scored best: `_match`)
+MAY_RE = re.compile(r"(ペナルティ|処分)[^。]*(こと|場合)が(あり|ある)")
 # A game score as a judge writes it (1-0, 2-1, 1-1, of a match of three games at most): one player ahead, or
 # both even, in the texts' words (dm-senshu 206, tcg-taikai 7c), as weaker words like a synonym's phrases. Not
 # a section number (7-1, 第1-2章, ch1-1), a table or round (卓1-2, r1-1), a Swiss record (3-0), nor a count or
@@ -287,6 +290,23 @@ def _key_forms(w: Word) -> tuple[str, ...]:
     return w.forms + (w.reading,) if _latin(w) else w.forms
 
 
+NEGATED = "neg:"  # a negated key's forms (いらない, 足りない): found only by a negated word of the story
+# right after a verb's stem, a negation: 要らない, 要らん, 要りません
+_NEGATION = tuple(fold(x) for x in ("な", "ん", "ませ"))
+
+
+def _key_word_forms(key: str, w: Word) -> tuple[str, ...]:
+    """A one-word key's forms for finding it in a story: the word's, where the key is the word inflected
+    (殴った: 殴る, なくした: なくす); negated where the key is its negation (足りない is no 足りる); none where the
+    key says more than the word (持ってった, 持っていく: the analyzer keeps 持つ only), found as spelled."""
+    rest = fold(key)[len(fold(w.surface)) :] if fold(key).startswith(fold(w.surface)) else None
+    if rest is not None and rest.startswith(_NEGATION):
+        return tuple(NEGATED + f for f in w.forms)
+    if rest is None or len(rest) > 2:
+        return ()
+    return w.forms
+
+
 def _terms(text: str) -> Counter:
     """A text's terms (each word's forms and reading); its words' places are kept for `mark`."""
     entries = _ANALYSED.get(text)
@@ -463,7 +483,7 @@ class Lookup:
             for k in keys:
                 ws = analyzer().words(k)
                 if len(ws) == 1 and not k.isascii():
-                    forms.update(ws[0].forms)
+                    forms.update(_key_word_forms(k, ws[0]))
                     if len(ws[0].parts) >= 2:
                         parts.append(ws[0].parts)
             self._syn_forms.append(frozenset(forms))
@@ -724,6 +744,21 @@ class Lookup:
             origin.append(None)
         s = squash(text)
         query_forms = {f for w in analysed for f in _key_forms(w)}
+        # a one-word key is found by the form of a word the story says, not of its grammar (いた, a stop word,
+        # has the form いる of the key いらない), and a negated key by a negated word (いらない by 要りません, not
+        # by 要る)
+        said: dict[int, set[str]] = {}
+        pos = 0
+        for w in analysed:
+            at = folded.find(fold(w.surface), pos)
+            if at >= 0:
+                pos = at + len(w.surface)
+            if not (w.forms[0] in STOP or w.aux):
+                forms = set(_key_forms(w))
+                if at >= 0 and folded.startswith(_NEGATION, pos):
+                    forms.update(NEGATED + f for f in w.forms)
+                said[id(w)] = forms
+        said_forms = set().union(*said.values())
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, _), forms, parts, per_means in zip(
@@ -743,7 +778,7 @@ class Lookup:
                 and k in s
                 and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
             ]
-            if not (forms & query_forms or found or joined):
+            if not (forms & said_forms or found or joined):
                 continue
             encoded = []
             extra.extend(_phrase_words(per_means))
@@ -753,7 +788,7 @@ class Lookup:
             for k, w in enumerate(origin):
                 sq = squash(w.surface) if w is not None else ""
                 if w is not None and (
-                    set(_key_forms(w)) & forms
+                    said.get(id(w), set()) & forms
                     or id(w) in joined
                     or (len(sq) >= 2 and any(sq in f for f in found))
                 ):
@@ -892,8 +927,11 @@ class Lookup:
         weights = ranking
         matches = []
         for i in order:
-            cov, matched = self._coverage(i, words, weights, qgrams)
-            matches.append(self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores))
+            lines: dict[int, float] = {}
+            cov, matched = self._coverage(i, words, weights, qgrams, lines)
+            matches.append(
+                self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
+            )
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
         matches = _sections_first(matches)
         matches = matches[:limit]
@@ -993,6 +1031,7 @@ class Lookup:
         words: list[tuple[tuple[str, ...], float]],
         weights: list[float],
         qgrams: Collection[str],
+        lines: dict[int, float] | None = None,
     ) -> tuple[float, list[int]]:
         """The share of the query's weight found in the answer's own evidence (words, or else bigrams).
 
@@ -1007,6 +1046,8 @@ class Lookup:
         for u in self._strong.get(i, ()):
             unit = self.units["passage"][u]
             got = self._coverage_of(unit.terms, unit.grams, words, weights, qgrams)
+            if lines is not None:
+                lines[u] = got[0]
             if got[0] > best[0]:
                 best = got
         return best
@@ -1051,6 +1092,9 @@ class Lookup:
         gram_cov = sum(1 for g in qgrams if g in grams) / len(qgrams) if qgrams else 0.0
         return max(word_cov, gram_cov * 0.9), matched
 
+    def _line(self, u: int) -> str:
+        return self.units["passage"][u].text
+
     def _match(
         self,
         i: int,
@@ -1060,6 +1104,7 @@ class Lookup:
         surfaces: list[str],
         words: list[tuple[tuple[str, ...], float]],
         passage_scores: np.ndarray | None,
+        lines: dict[int, float] | None = None,
     ) -> Match:
         a = self.answers[i]
         alts = set(t for k in matched for t in words[k][0])
@@ -1072,6 +1117,20 @@ class Lookup:
                 continue
             if passage_scores[u] > 0 and (best is None or passage_scores[u] > passage_scores[best]):
                 best = u
+        # A section's line that says a penalty may follow (「ペナルティが与えられることがあります」) is shown, and so
+        # flags discretion, when it holds as much of the story as any line of the section and the line that
+        # scored best leaves nothing open (スコアカード 返送忘れ: 「…返送して下さい」 and 「…返送されなかった場合、
+        # …ペナルティが与えられることがあります」 hold the same words). Only 「ことがあります」「場合があります」: a line
+        # that says who decides (「判断を行います」) or what is allowed (「できる」) does not leave a penalty open.
+        if a.section is not None and lines and not (best is not None and OPEN_RE.search(self._line(best))):
+            top = max(lines.values())
+            opens = [
+                u
+                for u, c in lines.items()
+                if c >= top - 1e-9 and passage_scores[u] > 0 and MAY_RE.search(self._line(u))
+            ]
+            if opens:
+                best = max(opens, key=lambda u: passage_scores[u])
         if best is not None:
             unit = self.units["passage"][best]
             passage, section = unit.text, unit.section

@@ -131,6 +131,15 @@ def test_lookup_on_the_fifteenth_writers_tuning_half(client):
     assert top3 / n >= 0.92 and first / n >= 0.80, (top3, first, n)
 
 
+def test_lookup_on_the_sixteenth_writers_tuning_half(client):
+    """The sixteenth writer's tuning half (a young card-shop judge: net slang, typos, MTG words; the tenth pass
+    tuned on it): 85.3 / 72.1 in the bench before the pass, 91.2 / 79.4 after; held here to what it reached
+    (the test app carries the fixture game)."""
+    first, top3, n = _score(client, load_cases("situations_tune16.yaml"))
+    print(f"\nsituations_tune16.yaml: top 3 {top3}/{n} = {top3 / n:.1%}, first {first}/{n} = {first / n:.1%}")
+    assert top3 / n >= 0.91 and first / n >= 0.79, (top3, first, n)
+
+
 def test_none_table_is_from_the_unseen_writer():
     assert len(NONE) >= 20 and all(c.get("none") for c in NONE)
 
@@ -378,6 +387,21 @@ def test_a_key_the_analyzer_cuts_is_one_word(library):
     assert "同じカード" not in surfaces, surfaces
 
 
+@pytest.mark.parametrize(
+    ("q", "entry"),
+    [("かなり悪質なやつがいた", None), ("初手にキャラいないからマリガン", None), ("権利いらないって", "辞退"),
+     ("権利もう要りません", "辞退"), ("権利が要るか聞かれた", None), ("日本語版持ってない", None),
+     ("他人のデッキ持ってった", "窃盗"), ("スリーブ足りてる", None), ("デッキのカード足りない", "紛失")],
+)  # fmt: skip
+def test_a_key_is_found_by_a_word_the_story_says(library, q, entry):
+    """いた and いない are grammar (a stop word) whose form いる is also the key いらない's; 要る is not the key
+    いらない, nor 足りる 足りない; 持つ is not 持ってった (the analyzer keeps only 持つ of it): no phrase for them."""
+    words, _, _ = library.lookup._query_words(q)
+    got = {a for alts, _ in words for a in alts}
+    for phrase in ("辞退", "窃盗", "紛失"):
+        assert (phrase in got) == (entry == phrase), (phrase, words)
+
+
 def test_initials_weigh_as_the_word_they_stand_for(library):
     """PL, a player in a judge's notes, is no rare word: it weighs as プレイヤー, the word the synonym list gives."""
     lookup = library.lookup
@@ -427,3 +451,15 @@ def test_a_removal_rule_without_a_consequence_has_a_badge(client):
     html = client.get("/wizard/hoshikuzu", query_string={"q": "警告を2回受けた"}).get_data(as_text=True)
     assert '<span class="badge"></span>' not in html
     assert re.search(r'<span class="badge">[^<]+</span> 自動で適用', html)
+
+
+@pytest.mark.parametrize(
+    ("q", "section"),
+    [("スコアカード 返送忘れ 3週たった", "score-cards"), ("デッキリスト 書き漏れ多数 返送分", "deck-lists")],
+)  # fmt: skip
+def test_a_section_shows_its_line_that_a_penalty_may_follow(client, q, section):
+    """「…返送して下さい」 and 「…返送されなかった場合、…ペナルティが与えられることがあります」 hold the story's words
+    alike: the section shows the second, and so leaves the penalty to the judge."""
+    first = _api(client, q, "lycee")["results"][0]
+    assert first["id"] == f"section:lycee/guideline/{section}", first["id"]
+    assert first["discretion"] and "ことがあります" in first["why"]["snippet"], first["why"]["snippet"]
