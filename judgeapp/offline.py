@@ -41,7 +41,7 @@ from .search import (
     title_topic,
 )
 from .search.analysis import KANJI_RE, SAME_COUNTER
-from .search.games import ABOUT_A_GAME
+from .search.games import ABOUT_A_GAME, scope_names
 from .search.schema import WEIGHT
 from .textnorm import fold, is_kana, squash
 
@@ -463,8 +463,11 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     data = build_index_export(docs, synonyms, search=kind == "search")
     # each game's names, read in a query's words as the server reads them (search/games.py)
     if kind == "search":
+        names = lib.corpus.game_names()
+        scope = scope_names(names, analyzer().words)  # a game's names its own search leaves out
         data["games"] = {
-            g: {"names": game.names, "short": game.meta.short_name} for g, game in lib.corpus.games.items()
+            g: {"names": game.names, "short": game.meta.short_name, "scope": scope[g]}
+            for g, game in lib.corpus.games.items()
         }
         data["named_weight"] = WEIGHT["named_game"]
         # a name and only these: the game's text from its start (`SearchIndex._asks_more`); the kanji the stop

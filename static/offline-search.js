@@ -82,16 +82,21 @@
     Object.keys(this.len).forEach(function (f) { var s = 0; self.len[f].forEach(function (n) { s += n; }); self.avg[f] = s / Math.max(1, self.N) || 1; });
     /* each game's names (`Game.names`, the first its name), longest first, as patterns over the folded query */
     this.games = data.games || {};
-    this.names = [];
-    Object.keys(this.games).forEach(function (g) {
-      self.games[g].names.forEach(function (n) {
-        var cs = Array.from(fold(n)).filter(function (c) { return !/[\s・･]/.test(c); });
-        if (cs.length < 2 || /[\u3041-\u309f]/.test(n)) return;
-        var src = cs.map(function (c) { return c === "ー" ? "ー?" : c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }).join("[\\s・･]*");
-        self.names.push({ n: cs.length, re: new RegExp(src, "g"), game: g });
+    function patterns(key) {
+      var out = [];
+      Object.keys(self.games).forEach(function (g) {
+        (self.games[g][key] || []).forEach(function (n) {
+          var cs = Array.from(fold(n)).filter(function (c) { return !/[\s・･]/.test(c); });
+          if (cs.length < 2 || /[\u3041-\u309f]/.test(n)) return;
+          var src = cs.map(function (c) { return c === "ー" ? "ー?" : c.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }).join("[\\s・･]*");
+          out.push({ n: cs.length, re: new RegExp(src, "g"), game: g });
+        });
       });
-    });
-    this.names.sort(function (a, b) { return b.n - a.n; });
+      return out.sort(function (a, b) { return b.n - a.n; });
+    }
+    this.names = patterns("names");
+    /* a game's own names that a search of that game leaves out (the server's `scope_names`) */
+    this.scopeNames = patterns("scope");
   }
 
   /* The games a query names in its words, as the server reads them (judgeapp/search/games.py): a name begins and
@@ -109,15 +114,22 @@
     if (ch >= "\u3041" && ch <= "\u309f") return "hiragana";
     return "";
   }
-  Index.prototype.named = function (text) {
+  var PART_BREAK = /[\s、。，．,!?！？…]/;
+  Index.prototype.named = function (text, scope) {
     var f = fold(text), found = [];
-    this.names.forEach(function (n) {
+    (scope ? this.scopeNames : this.names).forEach(function (n) {
       n.re.lastIndex = 0;
       var m;
       while ((m = n.re.exec(f))) {
         var a = m.index, b = a + m[0].length;
         if (a === b) { n.re.lastIndex++; continue; }
-        if (found.some(function (x) { return a < x.end && x.start < b; }) || /[\u3041-\u309f]/.test(text.slice(a, b))) continue;
+        if (found.some(function (x) { return a < x.end && x.start < b; })) continue;
+        if (/[\u3041-\u309f]/.test(text.slice(a, b))) {
+          /* in a game's own search, typed in hiragana as a whole part of the query (いじんでん 時間切れ) */
+          if (scope && (a === 0 || PART_BREAK.test(text[a - 1])) && (b === text.length || PART_BREAK.test(text[b])))
+            found.push({ name: text.slice(a, b), game: n.game, start: a, end: b, through: b });
+          continue;
+        }
         var first = script(text[a]), last = script(text[b - 1]);
         if (first === "kanji" && text[a - 1] === "の") continue; /* この大会の大会規定: a tournament's rules, not the game's */
         if (first && first !== "hiragana" && script(text[a - 1]) === first) continue;
@@ -468,6 +480,16 @@
       /* nothing but a name, or a name and what asks about the game (リセ, DM, リセってなに): its text from the start */
       if (!this.asksMore(rest)) return this.gameItself(typed, named, limit);
       text = rest;
+    }
+    if (game && !asTyped) {
+      /* in a game's search, its own name narrows nothing (イジンデン 遅延): left out, unless it is all */
+      var own = this.named(text, true).filter(function (n) { return n.game === game; });
+      if (own.length) {
+        var left = text;
+        own.slice().reverse().forEach(function (n) { left = left.slice(0, n.start) + " " + left.slice(n.through); });
+        left = left.split(/\s+/).filter(Boolean).join(" ");
+        if (this.asksMore(left)) text = left;
+      }
     }
     if (named.length) {
       named.forEach(function (n) {

@@ -315,6 +315,21 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         else:
             assert ids[:1] == [server.hits[0].id], q
     assert got[len(alone)][0][0] == "ijinden/floor-rules/ch10-4"
+    # In a game's search, its own name narrows nothing (in hiragana too, as a whole part), as on the server.
+    own = [
+        ("イジンデン 遅延", "ijinden", "遅延"),
+        ("じかんぎれ いじんでん", "ijinden", "じかんぎれ"),
+        ("デュエマ サイドボード", "dm-senshu", "サイドボード"),
+    ]
+    got = phone.evaluate(
+        """async (qs) => {
+        const ix = await judgeappOffline.load('search');
+        return qs.map(([q, g, rest]) => [ix.search(q, g, 5).hits.map(h => h.id), ix.search(rest, g, 5).hits.map(h => h.id)]);
+    }""",
+        own,
+    )
+    for (q, _, _), (ids, rest_ids) in zip(own, got, strict=True):
+        assert ids and ids == rest_ids, q
     phone.goto(live_server + "/search?q=リセってなに")
     phone.wait_for_selector("#offline-results p.named-games")
     said = phone.locator("#offline-results p.named-games")

@@ -103,9 +103,9 @@ def test_a_named_game_whose_text_is_silent_is_said_so(library, client):
     assert data["named"] == [{"name": "デュエルマスターズ", "game": "dm-senshu", "found": False}]
 
 
-def test_a_games_search_reads_the_query_as_typed(library):
-    """With a game chosen, nothing is reordered or taken out (a game's own name there may be a word of the
-    question: 大会規定 店で勝手に変えてもええの asks about the 大会規定 itself)."""
+def test_a_games_search_reorders_nothing_and_keeps_a_name_of_the_text(library):
+    """With a game chosen, nothing is reordered and no game is said on the page; a name made of what the text
+    calls itself stays a word of the query (大会規定 店で勝手に変えてもええの asks about the 大会規定 itself)."""
     index = library.index
     for text, game in (("リセ 遅刻", "lycee"), ("大会規定 店で勝手に変えてもええの", "tcg-taikai")):
         results = index.search(text, game=game)
@@ -113,6 +113,32 @@ def test_a_games_search_reads_the_query_as_typed(library):
     assert index.search("大会規定 店で勝手に変えてもええの", game="tcg-taikai").hits[0].id == (
         "tcg-taikai/floor-rules/2e"
     )
+
+
+@pytest.mark.parametrize(
+    "text, game, same_as",
+    [
+        ("イジンデン 遅延", "ijinden", "遅延"),
+        ("デュエマ サイドボード", "dm-senshu", "サイドボード"),
+        ("じかんぎれ いじんでん", "ijinden", "じかんぎれ"),  # in hiragana, as a whole part of the query
+        ("リセ 遅刻", "lycee", "遅刻"),
+    ],
+)
+def test_a_games_own_name_in_its_search_narrows_nothing(library, text, game, same_as):
+    """In a search of a game, that game's own name is left out of the query (every section there is the
+    game's): the answer is the one for the rest of the query (search/games.py, `scope_names`)."""
+    index = library.index
+    got, want = index.search(text, game=game), index.search(same_as, game=game)
+    assert [h.id for h in got.hits] == [h.id for h in want.hits] and got.hits
+
+
+def test_a_games_own_name_alone_or_in_words_is_searched_as_typed(library):
+    """The name alone (nothing left to search), another game's name, and a hiragana name inside other words."""
+    index = library.index
+    assert index.search("イジンデン", game="ijinden").hits
+    assert index._scope_names.read("しっかりせず 遅刻") == []
+    assert [n.game for n in index._scope_names.read("いじんでん 遅延")] == ["ijinden"]
+    assert [n.name for n in index._scope_names.read("大会規定 店で")] == []
 
 
 def test_dm_as_a_direct_message_does_not_put_dm_senshu_first(library):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ..textnorm import HIRAGANA_RE, fold
-from .analysis import KANJI_RE
+from .analysis import CHUNK_BREAK, KANJI_RE
 
 # Words that ask about a game as a whole once its name is read (リセのルール, イジンデンについて), besides the
 # question and courtesy words (`QUERY_STOP`): with nothing else, the game's own text is the answer
@@ -56,9 +56,15 @@ class GameNames:
     in 大会規定の, `bounds`), and never a name typed in hiragana (しっかりせず, とりせつ: no リセ)."""
 
     def __init__(
-        self, games: dict[str, Iterable[str]], bounds: Callable[[str], tuple[set[int], set[int], set[int]]]
+        self,
+        games: dict[str, Iterable[str]],
+        bounds: Callable[[str], tuple[set[int], set[int], set[int]]],
+        hiragana_parts: bool = False,
     ):
+        """`hiragana_parts`: a name typed in hiragana is read too where it is a whole part of the query, between
+        spaces or punctuation (いじんでん 時間切れ; never inside other words: しっかりせず)."""
         names = []
+        self._hiragana_parts = hiragana_parts
         for game, typed in games.items():
             for name in typed:
                 chars = [c for c in fold(name) if not re.fullmatch(_GAP, c)]
@@ -84,7 +90,12 @@ class GameNames:
         for pattern, game in self._names:
             for m in pattern.finditer(folded):
                 a, b = m.start(), m.end()
-                if a == b or any(a < n.end and n.start < b for n in found) or HIRAGANA_RE.search(text[a:b]):
+                if a == b or any(a < n.end and n.start < b for n in found):
+                    continue
+                if HIRAGANA_RE.search(text[a:b]):
+                    if not (self._hiragana_parts and _whole_part(text, a, b)):
+                        continue
+                    found.append(Named(text[a:b], game, a, b, b))
                     continue
                 first, last = _script(text[a]), _script(text[b - 1])
                 before, after = _script(text[a - 1 : a]), _script(text[b : b + 1])
@@ -110,6 +121,23 @@ class GameNames:
                     end = next((e for e in ends if e > end), len(text))
                 found[i] = Named(n.name, n.game, n.start, n.end, end)
         return sorted(found, key=lambda n: n.start)
+
+
+def _whole_part(text: str, a: int, b: int) -> bool:
+    """Whether `text[a:b]` is a whole part of the query: spaces or punctuation (or the query's ends) either side."""
+    return (a == 0 or bool(CHUNK_BREAK.match(text[a - 1]))) and (
+        b == len(text) or bool(CHUNK_BREAK.match(text[b]))
+    )
+
+
+def scope_names(games: dict[str, Iterable[str]], words: Callable[[str], list]) -> dict[str, list[str]]:
+    """Each game's names that a search of that game leaves out of the query: there they narrow nothing
+    (イジンデン 遅延, デュエマ サイドボード). Not a name made of what a text calls itself (大会規定: 規定, as
+    `ABOUT_A_GAME` has it), which a question may be about (大会規定 店で勝手に変えてもええの)."""
+    return {
+        game: [n for n in typed if not any(w.forms[0] in ABOUT_A_GAME for w in words(n))]
+        for game, typed in games.items()
+    }
 
 
 def without_names(text: str, named: Iterable[Named]) -> str:

@@ -22,7 +22,7 @@ from ..textnorm import (
 )
 from .analysis import QUERY_STOP
 from .evaluate import MARKED_FIELDS, Evaluator
-from .games import ABOUT_A_GAME, GameNames, without_names
+from .games import ABOUT_A_GAME, GameNames, scope_names, without_names
 from .query import QueryBuilding
 from .schema import WEIGHT, Hit, NamedGame, Results
 from .snippets import Gapless, Marker, best_window, escape_html, span_end
@@ -70,6 +70,10 @@ class SearchIndex(QueryBuilding):
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.game_names = GameNames(games or {}, self.analyzer.bounds)
+        # a game's own names in a search of that game (`scope_names`), also typed in hiragana as a whole part
+        self._scope_names = GameNames(
+            scope_names(games or {}, self.analyzer.words), self.analyzer.bounds, hiragana_parts=True
+        )
         self._games_of = np.array([f["game"] for f in self._evaluator.stored])  # each section's game
         self._named_weights: dict[frozenset, np.ndarray] = {}  # `_weights`, per set of games named
 
@@ -103,9 +107,14 @@ class SearchIndex(QueryBuilding):
             return Results(query=text, total=0, hits=[])
         # Without a game, the games the query names in its words (リセ 遅刻, `search.games`) come first: their
         # sections' scores weigh more, the other games' sections still follow; their names are the judge's
-        # scope, not words a section must hold. (In a game's search the query is searched as typed.)
+        # scope, not words a section must hold.
         named = self.game_names.read(text) if not game and self.game_names and read_names else []
         asked = without_names(text, named) if named else text
+        if game and self._scope_names:
+            # in a game's search, its own name narrows nothing (イジンデン 遅延): left out, unless it is all
+            own = [n for n in self._scope_names.read(text) if n.game == game]
+            if own and self._asks_more(rest := without_names(text, own)):
+                asked = rest
         if named and not self._asks_more(asked):
             # nothing but a name, or a name and what asks about the game (リセ, DM, リセってなに, イジンデンのルール)
             return self._game_itself(text, named, limit)
