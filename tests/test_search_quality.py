@@ -127,6 +127,21 @@ def test_two_numbers_joined_are_a_chapter_and_its_part_not_one_number(library, t
     assert hits[0] == "ijinden/floor-rules/ch10-4"
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("こうさんした", "lycee/guideline/concession"),
+        ("ちえんした", "ijinden/floor-rules/ch10-2"),
+        ("すまほって", "tcg-taikai/floor-rules/4k"),
+        ("どろっぷって", "tcg-taikai/floor-rules/6e"),
+    ],
+)
+def test_a_synonym_key_typed_in_kana_with_its_ending_is_still_found(library, text, expected):
+    """A key's reading need not end where SudachiPy ends a word (すまほって is read すま|ほっ|て): only where it
+    begins is checked, so that かえる is not read in つかえる (a review: 68 such queries had found nothing)."""
+    assert expected in [h.id for h in library.index.search(text, limit=3).hits]
+
+
 def test_nothing_found_stays_nothing(library):
     """Weak signals (some character pairs) never make a hit on their own: プレミアム殿堂 is dm-senshu's."""
     assert library.index.search("プレミアム殿堂", game="lycee").hits == []

@@ -839,15 +839,13 @@ class QueryBuilding:
             rank = self._reading_rank
             if particles is None:
                 particles, starts = self._key_starts(text)
-            # a reading that begins or ends inside a word SudachiPy reads is not said (かえる in つかえる)
+            # a reading that begins inside a word SudachiPy reads is not said (かえる in つかえる); its end is not
+            # checked: SudachiPy cuts kana it does not know anywhere (すまほって as すま|ほっ|て, a review)
             held = {
                 spoken[i : i + n]
                 for i in range(len(spoken))
                 for n in self._reading_key_lengths.get(spoken[i], ())
-                if i + n <= len(where)
-                and spoken[i : i + n] in rank
-                and where[i] in starts[0]
-                and where[i + n - 1] + 1 in starts[1]
+                if i + n <= len(where) and spoken[i : i + n] in rank and where[i] in starts[0]
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
