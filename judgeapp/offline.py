@@ -41,7 +41,7 @@ from .search import (
     title_topic,
 )
 from .search.analysis import KANJI_RE, SAME_COUNTER
-from .search.games import ABOUT_A_GAME, scope_names
+from .search.games import ABOUT_A_GAME, ASKING_TAILS, scope_names
 from .search.schema import WEIGHT
 from .textnorm import fold, is_kana, squash
 
@@ -473,6 +473,7 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
         # a name and only these: the game's text from its start (`SearchIndex._asks_more`); the kanji the stop
         # words are written with, for what no word of the corpus covers (教えて, 何)
         data["about_game"] = sorted(ABOUT_A_GAME)
+        data["asking_tails"] = [fold(t) for t in ASKING_TAILS]
         data["about_chars"] = sorted(
             {ch for w in QUERY_STOP | ABOUT_A_GAME for ch in w if KANJI_RE.match(ch)}
         )

@@ -11,8 +11,9 @@
   var DASHES = "-‐‑‒–—―−ｰ~〜";
   var ENDINGS = "ウクスツヌフムルグブイ"; /* the kana a verb's or an adjective's dictionary form ends in (folded) */
   var GAPS = "・･ー\u3000 \t\r\n《》「」『』【】()（）[]［］〈〉<>＜＞\"'“”‘’、。,.，．:：;；!！?？/／" + DASHES;
-  /* maps keyed by a judge's words have no prototype: a story of `constructor` or `__proto__` is a word like any other */
+  /* two numbers a separator joins (10-4, 10/4): a chapter and its part, as the server reads them */
   var JOINED_NUMBERS = /\d\s*[-‐‑–—―−.・\/／－．]\s*\d/;
+  /* maps keyed by a judge's words have no prototype: a story of `constructor` or `__proto__` is a word like any other */
   function dict(o) { var d = Object.create(null); if (o) Object.keys(o).forEach(function (k) { d[k] = o[k]; }); return d; }
   var STOP = dict();
   ["為る", "居る", "有る", "成る", "仕舞う", "事", "物", "様", "ところ", "れる", "られる", "せる", "させる",
@@ -64,6 +65,11 @@
     if (data.stop) { this.stop = dict(); data.stop.forEach(function (w) { self.stop[w] = 1; }); }
     (data.question || []).forEach(function (w) { self.question[w] = 1; });
     this.sameCounter = dict(data.same_counter || {});
+    /* what asks about a game as a whole once its name is read (`asksMore`): the words, and the kanji the
+       question and courtesy words are written with */
+    this.aboutGame = dict(); this.aboutChars = dict();
+    (data.about_game || []).forEach(function (w) { self.aboutGame[w] = 1; });
+    (data.about_chars || []).forEach(function (c) { self.aboutChars[c] = 1; });
     this.surfaces = dict(data.surfaces);
     if (data.none) data.none.terms = dict(data.none.terms);
     this.maxSurface = 1;
@@ -432,18 +438,32 @@
      about the game itself (って何, とは, ？, のルール, について, a lone kana), as the server reads it
      (SearchIndex._asks_more): a word that is none of those, or a character no word of the corpus covers */
   Index.prototype.asksMore = function (rest) {
-    var self = this, about = this.about || (this.about = dict());
-    if (!this.aboutRead) { (this.data.about_game || []).concat(this.data.about_chars || []).forEach(function (w) { about[w] = 1; }); this.aboutRead = true; }
+    var self = this;
     return rest.split(" ").some(function (chunk) {
-      var left = squash(chunk), ws = self.words(chunk, true);
-      ws.forEach(function (w) { left = left.replace(w.surface, ""); });
-      /* (what no word of the corpus covers: a character of another script that no question or courtesy word
-         is written with (教えて, 何: `about_chars`), or kana that read a word: ちこく) */
-      var other = Array.from(left).some(function (ch) { return !isKana(ch) && !about[ch]; });
-      return other || !!self.readings[left] || ws.some(function (w) {
-        var f = w.forms[0];
-        return !self.stop[f] && !about[f] && !(w.surface.length === 1 && isKana(w.surface));
-      });
+      /* what a judge types after a name to ask about the game, taken off its end first (のことについて教えて
+         ください: `asking_tails`, longest first), then what is left read as words */
+      chunk = fold(chunk);
+      var tails = self.data.asking_tails || [], cut = true;
+      while (chunk && cut) {
+        cut = tails.some(function (t) {
+          if (chunk.length < t.length || chunk.slice(-t.length) !== t) return false;
+          chunk = chunk.slice(0, -t.length); return true;
+        });
+      }
+      return !!chunk && self.asksMorePiece(chunk);
+    });
+  };
+
+  Index.prototype.asksMorePiece = function (chunk) {
+    var self = this, left = squash(chunk), ws = this.words(chunk, true);
+    ws.forEach(function (w) { left = left.replace(w.surface, ""); });
+    /* (what no word of the corpus covers: a letter, digit or kanji that no question or courtesy word is
+       written with (教えて, 何: `about_chars`; symbols and emoji are none), or kana that may be a word: ちこく,
+       はんそく, three kana or more once the asking tails are off) */
+    var other = Array.from(left).some(function (ch) { return /[\p{L}\p{N}]/u.test(ch) && !isKana(ch) && !self.aboutChars[ch]; });
+    return other || left.length >= 3 || !!this.readings[left] || ws.some(function (w) {
+      var f = w.forms[0];
+      return !self.stop[f] && !self.aboutGame[f] && !(w.surface.length === 1 && isKana(w.surface));
     });
   };
 
@@ -453,8 +473,9 @@
   Index.prototype.gameItself = function (typed, named, limit) {
     var self = this, shown = [], games = [];
     named.forEach(function (n) { if (games.indexOf(n.game) < 0) { games.push(n.game); shown.push({ name: n.name, game: n.game, found: true }); } });
-    var order = [];
-    games.forEach(function (g) { self.docs.forEach(function (d, i) { if (d.game === g && (d.text || "").trim()) order.push(i); }); });
+    var each = games.map(function (g) { var o = []; self.docs.forEach(function (d, i) { if (d.game === g && (d.text || "").trim()) o.push(i); }); return o; });
+    var order = [], most = Math.max.apply(null, each.map(function (o) { return o.length; }));
+    for (var k = 0; k < most; k++) each.forEach(function (o) { if (k < o.length) order.push(o[k]); }); /* several games: in turn */
     return { query: typed, named: shown, rest: typed, total: order.length,
              hits: order.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, []) }; }) };
   };
@@ -489,6 +510,10 @@
         own.slice().reverse().forEach(function (n) { left = left.slice(0, n.start) + " " + left.slice(n.through); });
         left = left.split(/\s+/).filter(Boolean).join(" ");
         if (this.asksMore(left)) text = left;
+        else { /* its name alone (DM in dm-senshu's search): its text from the start, as without a game */
+          var alone = this.gameItself(typed, own, limit);
+          return { query: typed, named: [], rest: "", total: alone.total, hits: alone.hits };
+        }
       }
     }
     if (named.length) {

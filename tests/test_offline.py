@@ -298,6 +298,10 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         "DM",
         "イジンデンのルール",
         "リセのこと教えて",
+        "リセのことについて教えてください",
+        "リセ 何分",
+        "リセ 分",
+        "リセとDM",
     ]
     numbers = ["10/4", "10-4", "１０／４", "104", "7-1", "6b-iii", "むこうじあい"]  # (and a rendaku)
     got = phone.evaluate(
@@ -315,6 +319,12 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         else:
             assert ids[:1] == [server.hits[0].id], q
     assert got[len(alone)][0][0] == "ijinden/floor-rules/ch10-4"
+    # the name alone in its game's own search: that game's text from the start, as on the server
+    in_game = phone.evaluate(
+        """async () => { const ix = await judgeappOffline.load('search');
+            return ix.search('DM', 'dm-senshu', 5).hits.map(h => h.id); }"""
+    )
+    assert in_game == [h.id for h in lib.index.search("DM", game="dm-senshu", limit=5).hits]
     # In a game's search, its own name narrows nothing (in hiragana too, as a whole part), as on the server.
     own = [
         ("イジンデン 遅延", "ijinden", "遅延"),

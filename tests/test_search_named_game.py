@@ -174,6 +174,8 @@ def test_a_name_alone_opens_that_games_text_from_its_start(library):
         ("イジンデンのルール", "ijinden"),
         ("イジンデンについて", "ijinden"),
         ("大会規定", "tcg-taikai"),
+        ("リセ 教えて下さい", "lycee"),
+        ("リセってどういう意味", "lycee"),
     ]:
         results = index.search(text)
         own = [s.id for s in corpus.sections.values() if s.game == game and s.text.strip()]
@@ -182,6 +184,16 @@ def test_a_name_alone_opens_that_games_text_from_its_start(library):
         assert [(n.game, n.found) for n in results.named] == [(game, True)], text
         scores = [h.score for h in results.hits]
         assert scores == sorted(scores, reverse=True), text
+    # the name alone in that game's own search: the same, and no word about a game named (a review)
+    for text, game in [("DM", "dm-senshu"), ("リセってなに", "lycee"), ("リセ 教えて下さい", "lycee")]:
+        results = index.search(text, game=game)
+        own = [s.id for s in corpus.sections.values() if s.game == game and s.text.strip()]
+        assert [h.id for h in results.hits] == own[:10] and results.named == [], text
+    # two games named: their sections in turn
+    assert [h.game for h in index.search("リセとDM").hits][:4] == ["lycee", "dm-senshu"] * 2
+    # a word that asks something of the text is searched, one kanji too (リセ 何分: lycee's match time)
+    for text in ("リセ 何分", "リセ 分", "リセ はんそく", "リセ 遅刻"):
+        assert index.search(text).hits[0].id != "lycee/guideline/updates", text
     # a name with more to ask is a search in that game first (デュエマ 先攻: 203 before tcg-taikai's 6c-ii)
     results = index.search("デュエマ 先攻")
     assert results.named[0].found and results.hits[0].game == "dm-senshu"

@@ -61,7 +61,8 @@ LIGHT_WORDS = frozenset(
 )  # fmt: skip
 # A query's own: the question words a judge wraps a query in (〜って何, どうすればいい, 〜できない).
 QUERY_STOP = LIGHT_WORDS | {
-    fold(w) for w in ("何時", "誰", "分かる", "知る", "教える", "下さい", "って", "です", "ます", "彼れ")
+    fold(w)
+    for w in ("何時", "誰", "分かる", "知る", "教える", "下さい", "下さる", "って", "です", "ます", "彼れ")
 }
 # Question words typed in kana, as SudachiPy normalizes them (どこ, not 何処).
 _KANA_QUESTION = {

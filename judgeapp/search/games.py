@@ -15,8 +15,23 @@ from .analysis import CHUNK_BREAK, KANJI_RE
 # (`SearchIndex._asks_more`, static/offline-search.js).
 ABOUT_A_GAME = frozenset(
     fold(w)
-    for w in ("ルール", "規定", "規約", "ゲーム", "ガイドライン", "付く", "就く", "ツク", "全部", "一覧")
-)
+    for w in (
+        "ルール", "規定", "規約", "ゲーム", "ガイドライン", "付く", "就く", "ツク", "全部", "一覧", "意味", "宜しい",
+        "宜しく",
+    )
+)  # fmt: skip
+# The same, as a judge types them after a name (the offline search has no dictionary: it takes these off the
+# end of what follows the name before it looks for words, static/offline-search.js `asksMore`), longest first.
+ASKING_TAILS = tuple(
+    sorted(
+        {
+            "について", "のこと", "ってなに", "ってなん", "って何", "とは", "ですか", "ください", "下さい", "教えて",
+            "おしえて", "どういう意味", "意味", "よろしく", "お願いします", "おねがいします", "できない", "できる",
+            "わからない", "分からない", "する", "って", "のルール", "の規定", "を", "は", "の", "？", "?",
+        },
+        key=lambda t: (-len(t), t),
+    )
+)  # fmt: skip
 
 _GAP = "[\\s・･]*"  # what may stand between a name's characters as typed (TCG 大会規定, デュエル・マスターズ)
 

@@ -8,6 +8,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,6 +116,8 @@ class SearchIndex(QueryBuilding):
             own = [n for n in self._scope_names.read(text) if n.game == game]
             if own and self._asks_more(rest := without_names(text, own)):
                 asked = rest
+            elif own:  # its name alone (DM in dm-senshu's search): its text from the start, as without a game
+                return replace(self._game_itself(text, own, limit), named=[], rest="")
         if named and not self._asks_more(asked):
             # nothing but a name, or a name and what asks about the game (リセ, DM, リセってなに, イジンデンのルール)
             return self._game_itself(text, named, limit)
@@ -179,13 +182,15 @@ class SearchIndex(QueryBuilding):
 
     def _game_itself(self, text: str, named: list, limit: int) -> Results:
         """A query that only names games (リセ, DM, デュエマって何？): the games' sections from the start of their
-        text, in its order (headings without text of their own left out: their subsections follow), each game
+        text, in its order (several games: in turn) (headings without text of their own left out: their subsections follow), each game
         named as found. `rest` is the query itself: the page links to the game's library, not to a search."""
         games = list(dict.fromkeys(n.game for n in named))
         stored = self._evaluator.stored
-        order = [
-            i for g in games for i, f in enumerate(stored) if f["game"] == g and (f["text"] or "").strip()
+        each = [
+            [i for i, f in enumerate(stored) if f["game"] == g and (f["text"] or "").strip()] for g in games
         ]
+        # (two games named, リセとDM: their sections in turn, each game's from its start)
+        order = [i for turn in itertools.zip_longest(*each) for i in turn if i is not None]
         window, folded = self._window, self._folded
         hits = [
             _hit(stored[d], window(stored[d]["text"], folded[d], None, None), 1.0 - rank / 1000)
