@@ -291,8 +291,9 @@ def _key_forms(w: Word) -> tuple[str, ...]:
 
 
 NEGATED = "neg:"  # a negated key's forms (いらない, 足りない): found only by a negated word of the story
-# right after a verb's stem, a negation: 要らない, 要らん, 要りません
-_NEGATION = tuple(fold(x) for x in ("な", "ん", "ませ"))
+# right after a verb's stem, a negation: 要らない, 要らなかった, 要らん, 要りません, 足りず (not 要るなら, 要るんだ,
+# 足りるんですか: なら and the explanatory ん are none; matched on the folded text, kana as katakana)
+_NEGATION = re.compile(fold("(?:ない|なかっ|なく|なけ|ん(?![だでじ])|ませ|ず|ぬ)"))
 
 
 def _key_word_forms(key: str, w: Word) -> tuple[str, ...]:
@@ -300,7 +301,7 @@ def _key_word_forms(key: str, w: Word) -> tuple[str, ...]:
     (殴った: 殴る, なくした: なくす); negated where the key is its negation (足りない is no 足りる); none where the
     key says more than the word (持ってった, 持っていく: the analyzer keeps 持つ only), found as spelled."""
     rest = fold(key)[len(fold(w.surface)) :] if fold(key).startswith(fold(w.surface)) else None
-    if rest is not None and rest.startswith(_NEGATION):
+    if rest is not None and _NEGATION.match(rest):
         return tuple(NEGATED + f for f in w.forms)
     if rest is None or len(rest) > 2:
         return ()
@@ -755,7 +756,7 @@ class Lookup:
                 pos = at + len(w.surface)
             if not (w.forms[0] in STOP or w.aux):
                 forms = set(_key_forms(w))
-                if at >= 0 and folded.startswith(_NEGATION, pos):
+                if at >= 0 and _NEGATION.match(folded, pos):
                     forms.update(NEGATED + f for f in w.forms)
                 said[id(w)] = forms
         said_forms = set().union(*said.values())
