@@ -439,6 +439,7 @@
      (SearchIndex._asks_more): a word that is none of those, or a character no word of the corpus covers */
   Index.prototype.asksMore = function (rest) {
     var self = this;
+    this.unsure = false;
     return rest.split(" ").some(function (chunk) {
       /* what a judge types after a name to ask about the game, taken off its end first (のことについて教えて
          ください: `asking_tails`, longest first), then what is left read as words */
@@ -451,20 +452,23 @@
         });
       }
       return !!chunk && self.asksMorePiece(chunk);
-    });
+    }) ? (this.unsure ? 1 : 2) : 0;
   };
 
   Index.prototype.asksMorePiece = function (chunk) {
     var self = this, left = squash(chunk), ws = this.words(chunk, true);
     ws.forEach(function (w) { left = left.replace(w.surface, ""); });
-    /* (what no word of the corpus covers: a letter, digit or kanji that no question or courtesy word is
-       written with (教えて, 何: `about_chars`; symbols and emoji are none), or kana that may be a word: ちこく,
-       はんそく, three kana or more once the asking tails are off) */
-    var other = Array.from(left).some(function (ch) { return /[\p{L}\p{N}]/u.test(ch) && !isKana(ch) && !self.aboutChars[ch]; });
-    return other || left.length >= 3 || !!this.readings[left] || ws.some(function (w) {
+    if (ws.some(function (w) {
       var f = w.forms[0];
       return !self.stop[f] && !self.aboutGame[f] && !(w.surface.length === 1 && isKana(w.surface));
-    });
+    }) || this.readings[left]) return true;
+    /* what no word of the corpus covers: a letter, digit or kanji that no question or courtesy word is written
+       with (教えて, 何: `about_chars`; symbols and emoji are none), or three kana or more once the asking tails
+       are off (はんそく): unsure, searched, and the game's text where the search finds nothing (`search`) */
+    var chars = Array.from(left);
+    var other = chars.some(function (ch) { return /[\p{L}\p{N}]/u.test(ch) && !isKana(ch) && !self.aboutChars[ch]; });
+    if (other || chars.filter(isKana).length >= 3) { this.unsure = true; return true; }
+    return false;
   };
 
   /* A query that only names games: the games' sections from the start of their text, in its order (headings
@@ -493,13 +497,15 @@
     if (!text) return { query: text, total: 0, hits: [] };
     /* without a game, the games the query names come first (their sections' scores weigh more, as on the
        server); their names are no words of the query */
-    var named = game || asTyped ? [] : this.named(text), weight = dict(), shown = [];
+    var named = game || asTyped ? [] : this.named(text), weight = dict(), shown = [], unsure = null;
     if (named.length) {
       var rest = text;
       named.slice().reverse().forEach(function (n) { rest = rest.slice(0, n.start) + " " + rest.slice(n.through); });
       rest = rest.split(/\s+/).filter(Boolean).join(" ");
       /* nothing but a name, or a name and what asks about the game (リセ, DM, リセってなに): its text from the start */
-      if (!this.asksMore(rest)) return this.gameItself(typed, named, limit);
+      var asks = this.asksMore(rest);
+      if (!asks) return this.gameItself(typed, named, limit);
+      if (asks === 1) unsure = named;
       text = rest;
     }
     if (game && !asTyped) {
@@ -509,7 +515,8 @@
         var left = text;
         own.slice().reverse().forEach(function (n) { left = left.slice(0, n.start) + " " + left.slice(n.through); });
         left = left.split(/\s+/).filter(Boolean).join(" ");
-        if (this.asksMore(left)) text = left;
+        var asksIn = this.asksMore(left);
+        if (asksIn) { text = left; if (asksIn === 1) unsure = own; }
         else { /* its name alone (DM in dm-senshu's search): its text from the start, as without a game */
           var alone = this.gameItself(typed, own, limit);
           return { query: typed, named: [], rest: "", total: alone.total, hits: alone.hits };
@@ -566,6 +573,10 @@
        message than the game: searched as typed, as the server does */
     if (shown.length && shown.every(function (n) { return !n.found && n.name.length <= 2 && /^[\x00-\x7f]+$/.test(n.name); }))
       return this.search(query, game, limit, true);
+    if (unsure && !found.length) { /* what follows the name may only ask about the game (リセ 教えてね) */
+      var itself = this.gameItself(typed, unsure, limit);
+      return game ? { query: typed, named: [], rest: "", total: itself.total, hits: itself.hits } : itself;
+    }
     return { query: typed, named: shown, rest: named.length ? text : "", total: Math.max(matching.size, Math.min(found.length, limit)),
              hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, marks) }; }) };
   };

@@ -302,6 +302,10 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         "リセ 何分",
         "リセ 分",
         "リセとDM",
+        "リセ 教えてね",
+        "リセってなあに",
+        "リセ 宜しくお願いします",
+        "リセ 😀😀",
     ]
     numbers = ["10/4", "10-4", "１０／４", "104", "7-1", "6b-iii", "むこうじあい"]  # (and a rendaku)
     got = phone.evaluate(

@@ -192,7 +192,7 @@ def test_a_name_alone_opens_that_games_text_from_its_start(library):
     # two games named: their sections in turn
     assert [h.game for h in index.search("リセとDM").hits][:4] == ["lycee", "dm-senshu"] * 2
     # a word that asks something of the text is searched, one kanji too (リセ 何分: lycee's match time)
-    for text in ("リセ 何分", "リセ 分", "リセ はんそく", "リセ 遅刻"):
+    for text in ("リセ 何分", "リセ 分", "リセ はんそく", "リセ 遅刻", "リセ おくれ", "リセ なんまい"):
         assert index.search(text).hits[0].id != "lycee/guideline/updates", text
     # a name with more to ask is a search in that game first (デュエマ 先攻: 203 before tcg-taikai's 6c-ii)
     results = index.search("デュエマ 先攻")

@@ -142,6 +142,14 @@ def test_a_synonym_key_typed_in_kana_with_its_ending_is_still_found(library, tex
     assert expected in [h.id for h in library.index.search(text, limit=3).hits]
 
 
+def test_a_synonym_key_read_in_kana_ends_where_a_word_or_its_ending_does(library):
+    """けんかい (見解) holds ケンカ's reading and ねっとり ネット's, but what follows is no ending: no key (a review:
+    3b-ii's violence came first for じゃっじの けんかいは)."""
+    hits = [h.id for h in library.index.search("じゃっじの けんかいは", limit=3).hits]
+    assert "tcg-taikai/floor-rules/3b-ii" not in hits
+    assert library.index.search("ねっとりした").hits == []
+
+
 def test_nothing_found_stays_nothing(library):
     """Weak signals (some character pairs) never make a hit on their own: プレミアム殿堂 is dm-senshu's."""
     assert library.index.search("プレミアム殿堂", game="lycee").hits == []

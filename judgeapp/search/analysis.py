@@ -95,6 +95,12 @@ KANA_COUNTERS = {
     "しゅう": "週", "ぶ": "部", "さい": "歳",
     }.items()
 }  # fmt: skip
+# What may follow a word typed in kana (its ending, a particle, a copula: すまほって, こうさんした, ぼうげんになった,
+# どろっぷは), as katakana: a synonym key's reading is read in a kana query where one of these follows it.
+KANA_TAIL_HEADS = tuple(
+    to_katakana(k)
+    for k in ("っ", "て", "た", "で", "だ", "し", "す", "さ", "の", "は", "が", "を", "に", "と", "も", "へ", "か", "や", "な", "じゃ")
+)  # fmt: skip
 # Counters of one thing, either said for the other (２度対戦 for 2回, 何回 for 何度も): the counters of times.
 SAME_COUNTER = {"回": ("度",), "度": ("回",)}
 KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(KANA_COUNTERS, key=len, reverse=True)) + ")")

@@ -20,8 +20,9 @@ from ..textnorm import (
     fold,
     is_kana,
     squash,
+    to_katakana,
 )
-from .analysis import QUERY_STOP
+from .analysis import KANA_COUNT_QUESTION, QUERY_STOP
 from .evaluate import MARKED_FIELDS, Evaluator
 from .games import ABOUT_A_GAME, GameNames, scope_names, without_names
 from .query import QueryBuilding
@@ -172,12 +173,23 @@ class SearchIndex(QueryBuilding):
 
     def _asks_more(self, rest: str) -> bool:
         """Whether what is left of a query without the games' names asks anything of a text (遅刻, 先攻), not only
-        about the game itself (って何, とは, ？, のルール, について, a lone kana)."""
+        about the game itself (って何, とは, ？, のルール, について, a lone kana). Kana that are a word of the corpus
+        or a synonym key as a whole, or a count asked for, ask more however SudachiPy cuts them (おくれ as お|くれ,
+        なんまい as なん|まい; a review)."""
+        words = self.analyzer.words(rest)
+        kana = to_katakana(squash(rest))
+        if (
+            len(kana) >= 2
+            and is_kana(kana)
+            and not any(w.forms[0] in ABOUT_A_GAME for w in words)  # (るーる: the game's rules, as ルール)
+            and (kana in self.readings or kana in self._reading_rank or KANA_COUNT_QUESTION.fullmatch(kana))
+        ):
+            return True
         return any(
             w.forms[0] not in QUERY_STOP
             and w.forms[0] not in ABOUT_A_GAME
             and not (len(w.surface) == 1 and is_kana(w.surface))
-            for w in self.analyzer.words(rest)
+            for w in words
         )
 
     def _game_itself(self, text: str, named: list, limit: int) -> Results:

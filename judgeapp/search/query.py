@@ -32,6 +32,7 @@ from .analysis import (
     KANA_COUNTERS,
     KANA_FIRST_LETTER,
     KANA_QUESTION_TAIL,
+    KANA_TAIL_HEADS,
     KANJI_RE,
     KANJI_WORD,
     KATAKANA_THEN_HIRAGANA,
@@ -839,13 +840,17 @@ class QueryBuilding:
             rank = self._reading_rank
             if particles is None:
                 particles, starts = self._key_starts(text)
-            # a reading that begins inside a word SudachiPy reads is not said (かえる in つかえる); its end is not
-            # checked: SudachiPy cuts kana it does not know anywhere (すまほって as すま|ほっ|て, a review)
+            # a reading that begins inside a word SudachiPy reads is not said (かえる in つかえる); it ends where a
+            # word ends, or where an ending or a particle follows: SudachiPy cuts kana it does not know anywhere
+            # (すまほって as すま|ほっ|て), but けんかい holds no ケンカ, ねっとり no ネット (two reviews)
             held = {
                 spoken[i : i + n]
                 for i in range(len(spoken))
                 for n in self._reading_key_lengths.get(spoken[i], ())
-                if i + n <= len(where) and spoken[i : i + n] in rank and where[i] in starts[0]
+                if i + n <= len(where)
+                and spoken[i : i + n] in rank
+                and where[i] in starts[0]
+                and (where[i + n - 1] + 1 in starts[1] or spoken.startswith(KANA_TAIL_HEADS, i + n))
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
