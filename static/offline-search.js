@@ -37,6 +37,11 @@
     }
     return true;
   }
+  /* a query without the names read in it (their places from `named`), as the server's games.without_names */
+  function withoutNames(text, named) {
+    named.slice().reverse().forEach(function (n) { text = text.slice(0, n.start) + " " + text.slice(n.through); });
+    return text.split(/\s+/).filter(Boolean).join(" ");
+  }
   function unvoicedStart(k) { var h = k[0].normalize("NFD"); return h.indexOf("\u3099") < 0 ? k : h.replace("\u3099", "").normalize("NFC") + k.slice(1); }
   function katakana(ch) { return !!ch && ((ch >= "\u30a1" && ch <= "\u30fa") || ch === "ー"); }
   /* the squashed text as typed (hiragana kept), one character for each of squash's */
@@ -499,9 +504,7 @@
        server); their names are no words of the query */
     var named = game || asTyped ? [] : this.named(text), weight = dict(), shown = [], unsure = null;
     if (named.length) {
-      var rest = text;
-      named.slice().reverse().forEach(function (n) { rest = rest.slice(0, n.start) + " " + rest.slice(n.through); });
-      rest = rest.split(/\s+/).filter(Boolean).join(" ");
+      var rest = withoutNames(text, named);
       /* nothing but a name, or a name and what asks about the game (リセ, DM, リセってなに): its text from the start */
       var asks = this.asksMore(rest);
       if (!asks) return this.gameItself(typed, named, limit);
@@ -512,9 +515,7 @@
       /* in a game's search, its own name narrows nothing (イジンデン 遅延): left out, unless it is all */
       var own = this.named(text, true).filter(function (n) { return n.game === game; });
       if (own.length) {
-        var left = text;
-        own.slice().reverse().forEach(function (n) { left = left.slice(0, n.start) + " " + left.slice(n.through); });
-        left = left.split(/\s+/).filter(Boolean).join(" ");
+        var left = withoutNames(text, own);
         var asksIn = this.asksMore(left);
         if (asksIn) { text = left; if (asksIn === 1) unsure = own; }
         else { /* its name alone (DM in dm-senshu's search): its text from the start, as without a game */

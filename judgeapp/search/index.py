@@ -194,8 +194,9 @@ class SearchIndex(QueryBuilding):
 
     def _game_itself(self, text: str, named: list, limit: int) -> Results:
         """A query that only names games (リセ, DM, デュエマって何？): the games' sections from the start of their
-        text, in its order (several games: in turn) (headings without text of their own left out: their subsections follow), each game
-        named as found. `rest` is the query itself: the page links to the game's library, not to a search."""
+        text, in its order, several games in turn; headings without text of their own are left out (their
+        subsections follow). Each game is named as found, and `rest` is the query itself: the page links to the
+        game's library, not to a search."""
         games = list(dict.fromkeys(n.game for n in named))
         stored = self._evaluator.stored
         each = [
