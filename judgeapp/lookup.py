@@ -68,6 +68,8 @@ COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件", "つ")}
 COUNT_TERM = "#count"
 # 2つめ, ふたつめ: the analyzer reads つめ as 詰める; written 2つ目 it is a count
 _COUNT_ME_RE = re.compile(r"([0-9０-９一二三四五六七八九十何]|ひと|ふた|みっ|よっ|いくつ)つめ")
+# 1ゲーム目途中, 2本目途中: the analyzer reads 目途 (a prospect) and 中; after a count it is 目 and 途中
+_ME_TOCHU_RE = re.compile(r"(本|ゲーム|戦|試合|ターン|回|マッチ|ラウンド)目途中")
 PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
 # A synonym entry found in the story adds its phrases' words as weaker words, PHRASE_WEIGHT each, and no more
 # than PHRASE_WORDS of them in all (an entry of more words shares that weight among them).
@@ -894,7 +896,9 @@ class Lookup:
         limit = max(1, min(int(limit), 100))
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
-        words, surfaces, light = self._query_words(_COUNT_ME_RE.sub(r"\1つ目", text))
+        words, surfaces, light = self._query_words(
+            _ME_TOCHU_RE.sub(r"\1目 途中", _COUNT_ME_RE.sub(r"\1つ目", text))
+        )
         qgrams = set(_grams(text))
         fused = np.zeros(len(self.answers))
         passage_scores = None
