@@ -441,11 +441,11 @@
 
   /* Whether what is left of a query without the games' names asks anything of a text (遅刻, 先攻), not only
      about the game itself (って何, とは, ？, のルール, について, a lone kana), as the server reads it
-     (SearchIndex._asks_more): a word that is none of those, or a character no word of the corpus covers */
+     (SearchIndex._asks_more): 2 for a word of the corpus that is none of those, 1 (unsure) for what no word of
+     the corpus covers, 0 for nothing */
   Index.prototype.asksMore = function (rest) {
     var self = this;
-    this.unsure = false;
-    return rest.split(" ").some(function (chunk) {
+    return Math.max.apply(null, [0].concat(rest.split(" ").map(function (chunk) {
       /* what a judge types after a name to ask about the game, taken off its end first (のことについて教えて
          ください: `asking_tails`, longest first), then what is left read as words */
       chunk = fold(chunk);
@@ -456,8 +456,8 @@
           chunk = chunk.slice(0, -t.length); return true;
         });
       }
-      return !!chunk && self.asksMorePiece(chunk);
-    }) ? (this.unsure ? 1 : 2) : 0;
+      return chunk ? self.asksMorePiece(chunk) : 0;
+    })));
   };
 
   Index.prototype.asksMorePiece = function (chunk) {
@@ -466,14 +466,13 @@
     if (ws.some(function (w) {
       var f = w.forms[0];
       return !self.stop[f] && !self.aboutGame[f] && !(w.surface.length === 1 && isKana(w.surface));
-    }) || this.readings[left]) return true;
+    }) || this.readings[left]) return 2;
     /* what no word of the corpus covers: a letter, digit or kanji that no question or courtesy word is written
        with (教えて, 何: `about_chars`; symbols and emoji are none), or three kana or more once the asking tails
        are off (はんそく): unsure, searched, and the game's text where the search finds nothing (`search`) */
     var chars = Array.from(left);
     var other = chars.some(function (ch) { return /[\p{L}\p{N}]/u.test(ch) && !isKana(ch) && !self.aboutChars[ch]; });
-    if (other || chars.filter(isKana).length >= 3) { this.unsure = true; return true; }
-    return false;
+    return other || chars.filter(isKana).length >= 3 ? 1 : 0;
   };
 
   /* A query that only names games: the games' sections from the start of their text, in its order (headings

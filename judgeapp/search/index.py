@@ -77,6 +77,11 @@ class SearchIndex(QueryBuilding):
             scope_names(games or {}, self.analyzer.words), self.analyzer.bounds, hiragana_parts=True
         )
         self._games_of = np.array([f["game"] for f in self._evaluator.stored])  # each section's game
+        # each game's sections with text of their own, in the text's order (`_game_itself`)
+        self._game_order: dict[str, list[int]] = {}
+        for i, f in enumerate(self._evaluator.stored):
+            if (f["text"] or "").strip():
+                self._game_order.setdefault(f["game"], []).append(i)
         self._named_weights: dict[frozenset, np.ndarray] = {}  # `_weights`, per set of games named
 
     # running
@@ -199,9 +204,7 @@ class SearchIndex(QueryBuilding):
         game's library, not to a search."""
         games = list(dict.fromkeys(n.game for n in named))
         stored = self._evaluator.stored
-        each = [
-            [i for i, f in enumerate(stored) if f["game"] == g and (f["text"] or "").strip()] for g in games
-        ]
+        each = [self._game_order.get(g, []) for g in games]
         # (two games named, リセとDM: their sections in turn, each game's from its start)
         order = [i for turn in itertools.zip_longest(*each) for i in turn if i is not None]
         window, folded = self._window, self._folded

@@ -838,18 +838,21 @@ class QueryBuilding:
             spoken = to_katakana(s)
             # the readings found in it, in the list's order (looked up by slice, not each tried as a substring)
             rank = self._reading_rank
-            if particles is None:
+            held_at = [
+                (i, n)
+                for i in range(len(spoken))
+                for n in self._reading_key_lengths.get(spoken[i], ())
+                if i + n <= len(where) and spoken[i : i + n] in rank
+            ]
+            if held_at and particles is None:  # (SudachiPy's bounds only where some reading is held)
                 particles, starts = self._key_starts(text)
             # a reading that begins inside a word SudachiPy reads is not said (かえる in つかえる); it ends where a
             # word ends, or where an ending or a particle follows: SudachiPy cuts kana it does not know anywhere
             # (すまほって as すま|ほっ|て), but けんかい holds no ケンカ, ねっとり no ネット (two reviews)
             held = {
                 spoken[i : i + n]
-                for i in range(len(spoken))
-                for n in self._reading_key_lengths.get(spoken[i], ())
-                if i + n <= len(where)
-                and spoken[i : i + n] in rank
-                and where[i] in starts[0]
+                for i, n in held_at
+                if where[i] in starts[0]
                 and (where[i + n - 1] + 1 in starts[1] or spoken.startswith(KANA_TAIL_HEADS, i + n))
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
