@@ -38,7 +38,7 @@ import numpy as np
 from markupsafe import Markup, escape
 
 from .corpus import Corpus, Section
-from .policy import Citation, Infraction, Policies, Policy, Rule
+from .policy import Citation, Infraction, Level, Policies, Policy, Rule
 from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
     LIGHT_WORDS,
     Word,
@@ -101,6 +101,11 @@ OPEN_RE = re.compile(
 # A line that says a penalty may be given, of the open lines (shown for its section where it holds the story as
 # well as the line that scored best: `_match`)
 MAY_RE = re.compile(r"(ペナルティ|処分)[^。]*(こと|場合)が(あり|ある)")
+# A level's own line, which says what it is given for (イジンデン ch10-3 「悪質な違反の場合や、…に対して与えられます。」):
+# a section's line that one level of the policy quotes and that says 「与えられます」 (not 「与えられた場合」, what then
+# happens, nor 「与えられることもあり」) answers that level, the judge deciding whether the story is such a case
+# (`Match.level`).
+LEVEL_LINE_RE = re.compile(r"与えられます")
 # A game score as a judge writes it (1-0, 2-1, 1-1, of a match of three games at most): one player ahead, or
 # both even, in the texts' words (dm-senshu 206, tcg-taikai 7c), as weaker words like a synonym's phrases. Not
 # a section number (7-1, 第1-2章, ch1-1), a table or round (卓1-2, r1-1), a Swiss record (3-0), nor a count or
@@ -188,6 +193,19 @@ class Match:
     def snippet(self) -> Markup:
         """The passage with the matched words in <mark> (made when shown)."""
         return mark(self.passage, self.alternatives)
+
+    @property
+    def level(self) -> Level | None:
+        """A section's answer on a level's own line (「…に対して与えられます」): that level, the one the line names."""
+        a = self.answer
+        if a.section is None or not LEVEL_LINE_RE.search(self.passage):
+            return None
+        levels = [
+            lv
+            for lv in a.policy.levels.values()
+            if any(c.section == a.section.id and _quote_in(c.quote, self.passage) for c in lv.citations)
+        ]
+        return levels[0] if len(levels) == 1 else None
 
     @property
     def kind(self) -> str:
@@ -1282,18 +1300,23 @@ def match_json(m: Match) -> dict:
         }
     sec = a.section
     open_ = bool(OPEN_RE.search(m.passage))
+    level = m.level
+    if level is not None:
+        note = f"この節は【{level.label}】が与えられる場合を定めています。この状況がそれに当たるかどうかはジャッジの判断です。"
+    elif open_:
+        note = "この節の文言（「できます」「ことがあります」など）は、判断に任せています。"
+    else:
+        note = None
     return {
         "id": a.key,
         "kind": "section",
         "game": a.game,
         "name": sec.title,
         "description": m.passage,
-        "penalty": None,
-        "penalty_id": None,
-        "discretion": open_,
-        "discretion_note": "この節の文言（「できます」「ことがあります」など）は、判断に任せています。"
-        if open_
-        else None,
+        "penalty": level.label if level else None,
+        "penalty_id": level.id if level else None,
+        "discretion": open_ or level is not None,
+        "discretion_note": note,
         "head_judge": False,
         "procedure": False,
         "remedy": None,
