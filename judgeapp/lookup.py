@@ -38,7 +38,7 @@ import numpy as np
 from markupsafe import Markup, escape
 
 from .corpus import Corpus, Section
-from .policy import Citation, Infraction, Level, Policies, Policy, Rule
+from .policy import Citation, Infraction, Level, Policies, Policy, Rule, standing
 from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
     LIGHT_WORDS,
     Word,
@@ -70,6 +70,11 @@ COUNT_TERM = "#count"
 _COUNT_ME_RE = re.compile(r"([0-9０-９一二三四五六七八九十何]|ひと|ふた|みっ|よっ|いくつ)つめ")
 # 1ゲーム目途中, 2本目途中: the analyzer reads 目途 (a prospect) and 中; after a count it is 目 and 途中
 _ME_TOCHU_RE = re.compile(r"(本|ゲーム|戦|試合|ターン|回|マッチ|ラウンド)目途中")
+# A count of a level in a story (注意を4回, 警告1点, 二回目の注意): the standing engine says which automatic rule the
+# counts reach (`_counted_first`)
+_NUMBERS = {fold(k): v for k, v in zip("一二三四五六七八九十", range(1, 11), strict=True)}
+_NUMBER = r"([0-9]+|[一二三四五六七八九十])"
+_COUNTER = r"(?:回|点|個|枚|度|つ)"  # folded with the pattern (つ: ツ)
 PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
 # A synonym entry found in the story adds its phrases' words as weaker words, PHRASE_WEIGHT each, and no more
 # than PHRASE_WORDS of them in all (an entry of more words shares that weight among them).
@@ -956,7 +961,7 @@ class Lookup:
                 self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
             )
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
-        matches = _sections_first(matches)
+        matches = _counted_first(_sections_first(matches), text)
         matches = matches[:limit]
         # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
         # the ranking above keeps the word's own rarity (the group's there lost first answers).
@@ -1196,6 +1201,51 @@ def _sections_first(matches: list[Match]) -> list[Match]:
             ):
                 out.insert(q, out.pop(at))
                 break
+    return out
+
+
+def _counts(policy: Policy, text: str) -> dict[str, int]:
+    """The levels a story counts (注意を4回もらってる, 警告1回と注意2回, 2回目の注意): each level's largest count."""
+    out: dict[str, int] = {}
+    folded = fold(text)
+    for lv in policy.levels.values():
+        label = re.escape(fold(lv.label))
+        for m in re.finditer(
+            fold(rf"{label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}"), folded
+        ):
+            x = m.group(1) or m.group(2)
+            n = int(x) if x.isdigit() else _NUMBERS.get(x, 0)
+            if 0 < n < 20:
+                out[lv.label] = max(out.get(lv.label, 0), n)
+    return out
+
+
+def _counted_first(matches: list[Match], text: str) -> list[Match]:
+    """Where a story counts a game's levels (「警告1回と注意2回」), the automatic rule those counts reach by the
+    standing engine goes before that game's other rules: a removal reached (two 警告, after 注意 2 点 = 警告 1
+    点) before the conversion, a conversion reached before a removal not reached."""
+    out = list(matches)
+    for policy in {m.answer.policy.game: m.answer.policy for m in matches if m.answer.rule}.values():
+        counts = _counts(policy, text)
+        if not counts:
+            continue
+        s = standing(policy, [lbl for lbl, n in counts.items() for _ in range(n)])
+        reached = None
+        for rule in policy.file.rules:
+            if not rule.automatic:
+                continue
+            if rule.kind == "removes" and s.removed:
+                reached = rule
+                break
+            label = policy.levels[rule.level].label
+            if rule.kind == "converts" and counts.get(label, 0) >= rule.count:
+                reached = reached or rule
+        if reached is None:
+            continue
+        rules = [k for k, m in enumerate(out) if m.answer.game == policy.game and m.answer.rule]
+        at = next((k for k in rules if out[k].answer.rule is reached), None)
+        if at is not None and rules[0] < at:
+            out.insert(rules[0], out.pop(at))
     return out
 
 
