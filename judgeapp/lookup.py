@@ -310,9 +310,22 @@ def _latin(w: Word) -> bool:
     return w.surface.isascii() and w.surface.isalpha() and len(w.reading) >= 2
 
 
+# A compound verb whose second unit only says how (殴りつける, 叩きつける, 怒鳴りつける: 〜付ける) is its first
+# unit's verb as well: the story's 殴りつけた is 殴る (a key of the synonym list), as the analyzer keeps it one word
+_MANNER_UNITS = {fold(x) for x in ("付ける", "つける")}
+
+
+def _head(w: Word) -> tuple[str, ...]:
+    """The first unit of a compound verb whose second unit says only how (`_MANNER_UNITS`), else nothing."""
+    if w.verb and len(w.parts) == 2 and w.parts[1] in _MANNER_UNITS:
+        return (w.parts[0],)
+    return ()
+
+
 def _key_forms(w: Word) -> tuple[str, ...]:
-    """A query word's forms for finding the synonym list's keys: a latin word's reading too (drop: ドロップ)."""
-    return w.forms + (w.reading,) if _latin(w) else w.forms
+    """A query word's forms for finding the synonym list's keys: a latin word's reading too (drop: ドロップ),
+    a compound verb's head (殴りつける: 殴る)."""
+    return w.forms + (w.reading,) + _head(w) if _latin(w) else w.forms + _head(w)
 
 
 NEGATED = "neg:"  # a negated key's forms (いらない, 足りない): found only by a negated word of the story
@@ -744,7 +757,7 @@ class Lookup:
                 continue
             # a compound verb's short units are other verbs, not its parts (持ち掛ける is no 掛ける: 時間をかける;
             # 持ち帰る no 帰る: a drop); a compound noun's are (デッキケース: デッキ, ケース)
-            parts = () if w.verb else tuple(x for x in w.parts if len(x) > 1)
+            parts = _head(w) if w.verb else tuple(x for x in w.parts if len(x) > 1)
             alts = tuple(dict.fromkeys(w.forms + parts))
             if (is_kana(w.surface) and len(w.reading) >= 2) or _latin(w):
                 alts += ("r:" + w.reading,)
