@@ -334,6 +334,11 @@ NEGATED = "neg:"  # a negated key's forms (いらない, 足りない): found on
 _NEGATION = re.compile(fold("(?:ない|なかっ|なく|なけ|ん(?![だでじ])|ませ|ず|ぬ)"))
 
 
+# right after a word, its copula denied: わざとじゃない, 故意ではなかった, 不正でない (matched on the folded or squashed
+# text): the story says it is not so, and the word finds no key of the synonym list
+_DENIED = re.compile(fold("(?:じゃ|では|で)(?:な[いくかけ]|ありませ)"))
+
+
 def _key_word_forms(key: str, w: Word) -> tuple[str, ...]:
     """A one-word key's forms for finding it in a story: the word's, where the key is the word inflected
     (殴った: 殴る, なくした: なくす); negated where the key is its negation (足りない is no 足りる); none where the
@@ -792,7 +797,7 @@ class Lookup:
             at = folded.find(fold(w.surface), pos)
             if at >= 0:
                 pos = at + len(w.surface)
-            if not (w.forms[0] in STOP or w.aux):
+            if not (w.forms[0] in STOP or w.aux or (at >= 0 and _DENIED.match(folded, pos))):
                 forms = set(_key_forms(w))
                 if at >= 0 and _NEGATION.match(folded, pos):
                     forms.update(NEGATED + f for f in w.forms)
@@ -816,6 +821,7 @@ class Lookup:
                 if k
                 and k in s
                 and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
+                and any(not _DENIED.match(s, m.end()) for m in re.finditer(re.escape(k), s))
             ]
             if not (forms & said_forms or found or joined):
                 continue
