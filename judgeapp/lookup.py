@@ -38,7 +38,7 @@ import numpy as np
 from markupsafe import Markup, escape
 
 from .corpus import Corpus, Section
-from .policy import Citation, Infraction, Policies, Policy, Rule
+from .policy import Citation, Infraction, Level, Policies, Policy, Rule, standing
 from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
     LIGHT_WORDS,
     Word,
@@ -70,6 +70,11 @@ COUNT_TERM = "#count"
 _COUNT_ME_RE = re.compile(r"([0-9０-９一二三四五六七八九十何]|ひと|ふた|みっ|よっ|いくつ)つめ")
 # 1ゲーム目途中, 2本目途中: the analyzer reads 目途 (a prospect) and 中; after a count it is 目 and 途中
 _ME_TOCHU_RE = re.compile(r"(本|ゲーム|戦|試合|ターン|回|マッチ|ラウンド)目途中")
+# A count of a level in a story (注意を4回, 警告1点, 二回目の注意): the standing engine says which automatic rule the
+# counts reach (`_counted_first`)
+_NUMBERS = {fold(k): v for k, v in zip("一二三四五六七八九十", range(1, 11), strict=True)}
+_NUMBER = r"([0-9]+|[一二三四五六七八九十])"
+_COUNTER = r"(?:回|点|個|枚|度|つ)"  # folded with the pattern (つ: ツ)
 PHRASE_SEP = "\x1f"  # between the words of a synonym phrase, in a query entry "p:"
 # A synonym entry found in the story adds its phrases' words as weaker words, PHRASE_WEIGHT each, and no more
 # than PHRASE_WORDS of them in all (an entry of more words shares that weight among them).
@@ -104,6 +109,11 @@ OPEN_RE = re.compile(
 # A line that says a penalty may be given, of the open lines (shown for its section where it holds the story as
 # well as the line that scored best: `_match`)
 MAY_RE = re.compile(r"(ペナルティ|処分)[^。]*(こと|場合)が(あり|ある)")
+# A level's own line, which says what it is given for (イジンデン ch10-3 「悪質な違反の場合や、…に対して与えられます。」):
+# a section's line that one level of the policy quotes and that says 「与えられます」 (not 「与えられた場合」, what then
+# happens, nor 「与えられることもあり」) answers that level, the judge deciding whether the story is such a case
+# (`Match.level`).
+LEVEL_LINE_RE = re.compile(r"与えられます")
 # A game score as a judge writes it (1-0, 2-1, 1-1, of a match of three games at most): one player ahead, or
 # both even, in the texts' words (dm-senshu 206, tcg-taikai 7c), as weaker words like a synonym's phrases. Not
 # a section number (7-1, 第1-2章, ch1-1), a table or round (卓1-2, r1-1), a Swiss record (3-0), nor a count or
@@ -191,6 +201,19 @@ class Match:
     def snippet(self) -> Markup:
         """The passage with the matched words in <mark> (made when shown)."""
         return mark(self.passage, self.alternatives)
+
+    @property
+    def level(self) -> Level | None:
+        """A section's answer on a level's own line (「…に対して与えられます」): that level, the one the line names."""
+        a = self.answer
+        if a.section is None or not LEVEL_LINE_RE.search(self.passage):
+            return None
+        levels = [
+            lv
+            for lv in a.policy.levels.values()
+            if any(c.section == a.section.id and _quote_in(c.quote, self.passage) for c in lv.citations)
+        ]
+        return levels[0] if len(levels) == 1 else None
 
     @property
     def kind(self) -> str:
@@ -290,15 +313,33 @@ def _latin(w: Word) -> bool:
     return w.surface.isascii() and w.surface.isalpha() and len(w.reading) >= 2
 
 
+# A compound verb whose second unit only says how (殴りつける, 叩きつける, 怒鳴りつける: 〜付ける) is its first
+# unit's verb as well: the story's 殴りつけた is 殴る (a key of the synonym list), as the analyzer keeps it one word
+_MANNER_UNITS = {fold(x) for x in ("付ける", "つける")}
+
+
+def _head(w: Word) -> tuple[str, ...]:
+    """The first unit of a compound verb whose second unit says only how (`_MANNER_UNITS`), else nothing."""
+    if w.verb and len(w.parts) == 2 and w.parts[1] in _MANNER_UNITS:
+        return (w.parts[0],)
+    return ()
+
+
 def _key_forms(w: Word) -> tuple[str, ...]:
-    """A query word's forms for finding the synonym list's keys: a latin word's reading too (drop: ドロップ)."""
-    return w.forms + (w.reading,) if _latin(w) else w.forms
+    """A query word's forms for finding the synonym list's keys: a latin word's reading too (drop: ドロップ),
+    a compound verb's head (殴りつける: 殴る)."""
+    return w.forms + (w.reading,) + _head(w) if _latin(w) else w.forms + _head(w)
 
 
 NEGATED = "neg:"  # a negated key's forms (いらない, 足りない): found only by a negated word of the story
 # right after a verb's stem, a negation: 要らない, 要らなかった, 要らん, 要りません, 足りず (not 要るなら, 要るんだ,
 # 足りるんですか: なら and the explanatory ん are none; matched on the folded text, kana as katakana)
 _NEGATION = re.compile(fold("(?:ない|なかっ|なく|なけ|ん(?![だでじ])|ませ|ず|ぬ)"))
+
+
+# right after a word, its copula denied: わざとじゃない, 故意ではなかった, 不正でない (matched on the folded or squashed
+# text): the story says it is not so, and the word finds no key of the synonym list
+_DENIED = re.compile(fold("(?:じゃ|では|で)(?:な[いくかけ]|ありませ)"))
 
 
 def _key_word_forms(key: str, w: Word) -> tuple[str, ...]:
@@ -724,7 +765,7 @@ class Lookup:
                 continue
             # a compound verb's short units are other verbs, not its parts (持ち掛ける is no 掛ける: 時間をかける;
             # 持ち帰る no 帰る: a drop); a compound noun's are (デッキケース: デッキ, ケース)
-            parts = () if w.verb else tuple(x for x in w.parts if len(x) > 1)
+            parts = _head(w) if w.verb else tuple(x for x in w.parts if len(x) > 1)
             alts = tuple(dict.fromkeys(w.forms + parts))
             if (is_kana(w.surface) and len(w.reading) >= 2) or _latin(w):
                 alts += ("r:" + w.reading,)
@@ -759,7 +800,7 @@ class Lookup:
             at = folded.find(fold(w.surface), pos)
             if at >= 0:
                 pos = at + len(w.surface)
-            if not (w.forms[0] in STOP or w.aux):
+            if not (w.forms[0] in STOP or w.aux or (at >= 0 and _DENIED.match(folded, pos))):
                 forms = set(_key_forms(w))
                 if at >= 0 and _NEGATION.match(folded, pos):
                     forms.update(NEGATED + f for f in w.forms)
@@ -783,6 +824,7 @@ class Lookup:
                 if k
                 and k in s
                 and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
+                and any(not _DENIED.match(s, m.end()) for m in re.finditer(re.escape(k), s))
             ]
             if not (forms & said_forms or found or joined):
                 continue
@@ -941,7 +983,7 @@ class Lookup:
                 self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
             )
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
-        matches = _sections_first(matches)
+        matches = _counted_first(_sections_first(matches), text)
         matches = matches[:limit]
         # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
         # the ranking above keeps the word's own rarity (the group's there lost first answers).
@@ -1184,6 +1226,51 @@ def _sections_first(matches: list[Match]) -> list[Match]:
     return out
 
 
+def _counts(policy: Policy, text: str) -> dict[str, int]:
+    """The levels a story counts (注意を4回もらってる, 警告1回と注意2回, 2回目の注意): each level's largest count."""
+    out: dict[str, int] = {}
+    folded = fold(text)
+    for lv in policy.levels.values():
+        label = re.escape(fold(lv.label))
+        for m in re.finditer(
+            fold(rf"{label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}"), folded
+        ):
+            x = m.group(1) or m.group(2)
+            n = int(x) if x.isdigit() else _NUMBERS.get(x, 0)
+            if 0 < n < 20:
+                out[lv.label] = max(out.get(lv.label, 0), n)
+    return out
+
+
+def _counted_first(matches: list[Match], text: str) -> list[Match]:
+    """Where a story counts a game's levels (「警告1回と注意2回」), the automatic rule those counts reach by the
+    standing engine goes before that game's other rules: a removal reached (two 警告, after 注意 2 点 = 警告 1
+    点) before the conversion, a conversion reached before a removal not reached."""
+    out = list(matches)
+    for policy in {m.answer.policy.game: m.answer.policy for m in matches if m.answer.rule}.values():
+        counts = _counts(policy, text)
+        if not counts:
+            continue
+        s = standing(policy, [lbl for lbl, n in counts.items() for _ in range(n)])
+        reached = None
+        for rule in policy.file.rules:
+            if not rule.automatic:
+                continue
+            if rule.kind == "removes" and s.removed:
+                reached = rule
+                break
+            label = policy.levels[rule.level].label
+            if rule.kind == "converts" and counts.get(label, 0) >= rule.count:
+                reached = reached or rule
+        if reached is None:
+            continue
+        rules = [k for k, m in enumerate(out) if m.answer.game == policy.game and m.answer.rule]
+        at = next((k for k in rules if out[k].answer.rule is reached), None)
+        if at is not None and rules[0] < at:
+            out.insert(rules[0], out.pop(at))
+    return out
+
+
 def mark(text: str, alternatives: set[str]) -> Markup:
     """The text with each word that matched the query in <mark>; everything else escaped."""
     out = []
@@ -1285,18 +1372,23 @@ def match_json(m: Match) -> dict:
         }
     sec = a.section
     open_ = bool(OPEN_RE.search(m.passage))
+    level = m.level
+    if level is not None:
+        note = f"この節は【{level.label}】が与えられる場合を定めています。この状況がそれに当たるかどうかはジャッジの判断です。"
+    elif open_:
+        note = "この節の文言（「できます」「ことがあります」など）は、判断に任せています。"
+    else:
+        note = None
     return {
         "id": a.key,
         "kind": "section",
         "game": a.game,
         "name": sec.title,
         "description": m.passage,
-        "penalty": None,
-        "penalty_id": None,
-        "discretion": open_,
-        "discretion_note": "この節の文言（「できます」「ことがあります」など）は、判断に任せています。"
-        if open_
-        else None,
+        "penalty": level.label if level else None,
+        "penalty_id": level.id if level else None,
+        "discretion": open_ or level is not None,
+        "discretion_note": note,
         "head_judge": False,
         "procedure": False,
         "remedy": None,

@@ -465,3 +465,29 @@ def test_a_section_shows_its_line_that_a_penalty_may_follow(client, q, section):
     first = _api(client, q, "lycee")["results"][0]
     assert first["id"] == f"section:lycee/guideline/{section}", first["id"]
     assert first["discretion"] and "ことがあります" in first["why"]["snippet"], first["why"]["snippet"]
+
+
+def test_a_levels_own_line_answers_that_level(client):
+    """ijinden ch10-3 「…違反行為によってゲームの続行が不可能になった場合に対して与えられます」: the section's answer on
+    that line is 【敗北】, the judge deciding whether the story is such a case (lookup pass 13)."""
+    r = _api(client, "違反行為のせいでゲームの続行が不可能になった", "ijinden")["results"][0]
+    assert r["kind"] == "section" and r["section"] == "ijinden/floor-rules/ch10-3"
+    assert r["penalty"] == "敗北" and r["penalty_id"] == "defeat" and r["discretion"]
+
+
+def test_a_storys_counts_reach_a_rule(client):
+    """警告1回と注意2回: 注意 2 点 are 警告 1 点, two 警告 remove the player (the standing engine); 二回目の注意 reaches
+    only the conversion."""
+    r = _api(client, "警告を1回と注意を2回受けたプレイヤー", "lycee")["results"]
+    assert r[0]["id"] == "lycee/rule:warning-removal"
+    r = _api(client, "二回目の注意を受けたプレイヤー", "lycee")["results"]
+    assert r[0]["id"] == "lycee/rule:caution-to-warning"
+
+
+def test_a_denied_word_finds_no_synonym_key(client):
+    """故意ではない is no 故意 (the list's key, 意図的に): the peeking entry does not find it."""
+    said = _api(client, "相手の手札が見えたけど故意だと言っている", "ijinden", limit=5)["results"]
+    denied = _api(client, "相手の手札が見えたけど故意ではないと言っている", "ijinden", limit=5)["results"]
+    peek = next(r for r in said if r["id"] == "ijinden/peeking")
+    assert "故意" in peek["why"]["words"]
+    assert all("故意" not in r["why"]["words"] for r in denied)
