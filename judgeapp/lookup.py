@@ -1375,6 +1375,8 @@ def match_json(m: Match) -> dict:
     level = m.level
     if level is not None:
         note = f"この節は【{level.label}】が与えられる場合を定めています。この状況がそれに当たるかどうかはジャッジの判断です。"
+        if level.restricted_to:  # who alone may issue it (ijinden's 【敗北】), as the wizard's outcome says
+            note += f"【{level.label}】を与えられるのは{level.restricted_to}です。"
     elif open_:
         note = "この節の文言（「できます」「ことがあります」など）は、判断に任せています。"
     else:

@@ -473,6 +473,12 @@ def test_a_levels_own_line_answers_that_level(client):
     r = _api(client, "違反行為のせいでゲームの続行が不可能になった", "ijinden")["results"][0]
     assert r["kind"] == "section" and r["section"] == "ijinden/floor-rules/ch10-3"
     assert r["penalty"] == "敗北" and r["penalty_id"] == "defeat" and r["discretion"]
+    # who alone may issue 【敗北】 (ch10-3), in the answer and on the page, as every offer of 【敗北】 says
+    assert "主催者から【敗北】を与えることが許可されたジャッジのみ" in r["discretion_note"]
+    html = client.get(
+        "/wizard/ijinden", query_string={"q": "違反行為のせいでゲームの続行が不可能になった"}
+    ).get_data(as_text=True)
+    assert "【敗北】を与えられるのは大会主催者と" in html
 
 
 def test_a_storys_counts_reach_a_rule(client):
