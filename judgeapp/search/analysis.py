@@ -927,9 +927,11 @@ def spoken_counts(text: str, is_reading: Callable[[str], bool] = lambda k: False
         a = 0
         while a < len(k) - 1:
             found = None
-            if (
-                not a or run[a - 1] in PARTICLE_CHARS or run[max(a - 2, 0) : a] == "って"
-            ) and not _particle_ni(text, m.start() + a):
+            # after a particle, not one that starts the text (にさんかい: two or three times)
+            particle = m.start() + a > 1 and (
+                run[a - 1] in PARTICLE_CHARS or run[max(a - 2, 0) : a] == "って"
+            )
+            if (not a or particle) and not _particle_ni(text, m.start() + a):
                 found = _said_count(run, k, a, is_reading)
             if not found:
                 a += 1

@@ -215,8 +215,13 @@ class QueryBuilding:
         return text
 
     def _said_reading(self, k: str) -> bool:
-        """Whether kana said for a count are rather a reading of the corpus (ニホン: 日本; ジュウブン: 十分)."""
-        return fold(k) in self.readings
+        """Whether kana said for a count are rather a word: a reading of the corpus (ジュウブン: 十分, サンショウ:
+        参照), or one word to SudachiPy that is no numeral (にほん: 日本, ごかい: 誤解)."""
+        if fold(k) in self.readings:
+            return True
+        kana = to_hiragana(k)
+        pos = self.analyzer.parts_of_speech(kana)
+        return len(pos) == 1 and pos[0][:2] == (0, len(kana)) and pos[0][3] != "数詞"
 
     def _romaji_tail(self, kana: str, letters: str) -> str:
         """A run of kana that ends in the consonant of a mora not typed yet (ちこk, でっきちぇっk, かーf): the
