@@ -416,6 +416,14 @@ def test_a_count_said_in_kana(library):
     assert ix.search("制限時間さんじゅっぷん").hits[0].id == "dm-senshu/floor-rules/202"
 
 
+def test_too_much_is_grammar(library):
+    """Pass 14: 〜すぎる after an adjective's or a verb's stem (早すぎて, やりすぎ: too much) is grammar, no word of
+    the query; 過ぎる after a noun (時間過ぎた: time is up) is a word."""
+    ix = library.index
+    assert [qw.word.surface for qw in ix.analyse("プレイが早すぎて")] == ["プレイ", "早"]
+    assert "過ぎ" in [qw.word.surface for qw in ix.analyse("時間過ぎた")]
+
+
 def test_an_english_word_typed_for_a_loan_word_of_the_corpus(library):
     """A Latin word the corpus lacks finds the corpus's loan word of the same consonants and first letter
     (mulligan: マリガン; sleeves, a plural: スリーブ), at the spelling weight; not one that only shares the

@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "17"  # 16 had the numbered section's subsections (taken out)
+ANALYZER_VERSION = (
+    "18"  # 17 read 〜すぎる after a stem (早すぎて) as a word; 16 had the numbered section's subsections
+)
 
 
 def analysis_version() -> str:
@@ -163,10 +165,10 @@ class Analyzer:
         self._memo: dict[tuple, Word] = {}
         self._pos: dict[int, tuple[bool, ...]] = {}
 
-    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool]:
+    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool, bool]:
         """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
-        numeral, a case particle, a light word: `Word.light`, a light part of speech: `Word.minor`) of a part
-        of speech, read once per part-of-speech id."""
+        numeral, a case particle, a light word: `Word.light`, a light part of speech: `Word.minor`, an
+        adjective or a verb) of a part of speech, read once per part-of-speech id."""
         pid = m.part_of_speech_id()
         kind = self._pos.get(pid)
         if kind is None:
@@ -181,6 +183,7 @@ class Analyzer:
                 pos[:2] == ("助詞", "格助詞"),
                 pos[0] in _LIGHT_POS or pos[2] == "副詞可能",
                 pos[0] in _LIGHT_POS,
+                pos[0] in ("形容詞", "動詞"),
             )
         return kind
 
@@ -219,6 +222,14 @@ class Analyzer:
                                         and before[1][3]
                                         and not before[1][6]
                                         and m.dictionary_form() == "いける"
+                                    )
+                                    or (
+                                        # 〜すぎる after an adjective's or a verb's stem (早すぎて, やりすぎ): too
+                                        # much, not 過ぎる of time (時間過ぎた)
+                                        kind[2]
+                                        and before is not None
+                                        and before[1][9]
+                                        and m.dictionary_form() in ("過ぎる", "すぎる")
                                     )
                                 )
                                 # a suffix after a word (後 in マッチ後), not a counter after a number (2枚)
