@@ -856,6 +856,7 @@ def spoken_numbers(text: str) -> str:
 # what follows a count (め 目, せん 戦, いじょう 以上, いない 以内, いか 以下, みまん 未満, かん 間, ご 後).
 _COUNT_DIGITS = _SPOKEN_DIGITS | {"ヨ": "四"}
 _COUNT_DIGITS_BY_LENGTH = sorted(_COUNT_DIGITS, key=len, reverse=True)
+_COUNT_STARTS = frozenset(d[0] for d in _COUNT_DIGITS)
 _COUNT_COUNTERS = {k: v for k, v in KANA_COUNTERS.items() if len(k) > 1} | {
     k: k for k in ("ターン", "ゲーム", "マッチ", "ラウンド", "パック")
 }
@@ -938,11 +939,19 @@ def spoken_counts(text: str, is_reading: Callable[[str], bool] = lambda k: False
         a = 0
         while a < len(k) - 1:
             found = None
-            # after a particle, not one that starts the text (にさんかい: two or three times)
-            particle = m.start() + a > 1 and (
-                run[a - 1] in PARTICLE_CHARS or run[max(a - 2, 0) : a] == "って"
-            )
-            if (not a or particle) and not _particle_ni(text, m.start() + a):
+            # at the run's start or after a particle, not one that starts the text (にさんかい: two or three
+            # times)
+            if (
+                k[a] in _COUNT_STARTS
+                and (
+                    not a
+                    or (
+                        m.start() + a > 1
+                        and (run[a - 1] in PARTICLE_CHARS or run[max(a - 2, 0) : a] == "って")
+                    )
+                )
+                and not _particle_ni(text, m.start() + a)
+            ):
                 found = _said_count(run, k, a, is_reading)
             if not found:
                 a += 1
