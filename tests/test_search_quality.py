@@ -397,6 +397,33 @@ def test_what_a_phone_or_a_voice_leaves_in_a_query(library):
     assert [qw.word.surface for qw in ix.analyse("あのー ほら 遅刻")] == ["遅刻"]
 
 
+def test_a_count_said_in_kana(library):
+    """Pass 14: a count said in kana is the count written (さんぷん → 3分, さんじゅっぷん → 30分, いっかいだけ → 1回だけ,
+    れいてんさんさん → 0.33), not where the kana are a reading of the corpus (にほん: 日本) or no numeral as said
+    (にさんかい: no 23); the に of a word's particle is no numeral (スコアカードにエヌ is no section 2n)."""
+    ix = library.index
+    assert ix.as_meant("準備時間さんぷん") == "準備時間3分"
+    assert ix.as_meant("制限時間さんじゅっぷん") == "制限時間30分"
+    assert ix.as_meant("いっかいだけ") == "1回だけ"
+    assert ix.as_meant("下限ってれいてんさんさんだっけ") == "下限って0.33だっけ"
+    assert ix.as_meant("後さんターンでいいんだっけ") == "後3ターンでいいんだっけ"
+    assert ix.as_meant("ごにんいじょう") == "5人以上"
+    for text in ("にほんのカード", "じゅうぶん", "さんしょう", "にんずう", "しーるど 5まい"):
+        assert ix.as_meant(text) == text
+    assert "3" not in ix.as_meant("にさんかい")
+    assert ix.as_meant("スコアカードにエヌって") == "スコアカードにエヌって"
+    assert ix.as_meant("デッキにびーって書いた") == "デッキにびーって書いた"
+    assert ix.search("制限時間さんじゅっぷん").hits[0].id == "dm-senshu/floor-rules/202"
+
+
+def test_too_much_is_grammar(library):
+    """Pass 14: 〜すぎる after an adjective's or a verb's stem (早すぎて, やりすぎ: too much) is grammar, no word of
+    the query; 過ぎる after a noun (時間過ぎた: time is up) is a word."""
+    ix = library.index
+    assert [qw.word.surface for qw in ix.analyse("プレイが早すぎて")] == ["プレイ", "早"]
+    assert "過ぎ" in [qw.word.surface for qw in ix.analyse("時間過ぎた")]
+
+
 def test_an_english_word_typed_for_a_loan_word_of_the_corpus(library):
     """A Latin word the corpus lacks finds the corpus's loan word of the same consonants and first letter
     (mulligan: マリガン; sleeves, a plural: スリーブ), at the spelling weight; not one that only shares the

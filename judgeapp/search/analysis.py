@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,7 +31,9 @@ if TYPE_CHECKING:
 
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
-ANALYZER_VERSION = "17"  # 16 had the numbered section's subsections (taken out)
+ANALYZER_VERSION = (
+    "18"  # 17 read 〜すぎる after a stem (早すぎて) as a word; 16 had the numbered section's subsections
+)
 
 
 def analysis_version() -> str:
@@ -163,10 +165,10 @@ class Analyzer:
         self._memo: dict[tuple, Word] = {}
         self._pos: dict[int, tuple[bool, ...]] = {}
 
-    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool]:
+    def _pos_kind(self, m: Morpheme) -> tuple[bool, bool, bool, bool, bool, bool, bool, bool, bool, bool]:
         """(dropped, an auxiliary's stem, a verb that may be auxiliary, a particle or auxiliary, a suffix, a
-        numeral, a case particle, a light word: `Word.light`, a light part of speech: `Word.minor`) of a part
-        of speech, read once per part-of-speech id."""
+        numeral, a case particle, a light word: `Word.light`, a light part of speech: `Word.minor`, an
+        adjective or a verb) of a part of speech, read once per part-of-speech id."""
         pid = m.part_of_speech_id()
         kind = self._pos.get(pid)
         if kind is None:
@@ -181,6 +183,7 @@ class Analyzer:
                 pos[:2] == ("助詞", "格助詞"),
                 pos[0] in _LIGHT_POS or pos[2] == "副詞可能",
                 pos[0] in _LIGHT_POS,
+                pos[0] in ("形容詞", "動詞"),
             )
         return kind
 
@@ -219,6 +222,14 @@ class Analyzer:
                                         and before[1][3]
                                         and not before[1][6]
                                         and m.dictionary_form() == "いける"
+                                    )
+                                    or (
+                                        # 〜すぎる after an adjective's or a verb's stem (早すぎて, やりすぎ): too
+                                        # much, not 過ぎる of time (時間過ぎた)
+                                        kind[2]
+                                        and before is not None
+                                        and before[1][9]
+                                        and m.dictionary_form() in ("過ぎる", "すぎる")
                                     )
                                 )
                                 # a suffix after a word (後 in マッチ後), not a counter after a number (2枚)
@@ -774,6 +785,16 @@ def _written(parts: list[tuple[str, str, bool, int]]) -> str:
     return "".join(out)
 
 
+def _particle_ni(text: str, i: int) -> bool:
+    """Whether the に at text[i] is the particle, not the numeral: right after a word written in kanji or
+    katakana (スコアカードにエヌって, デッキにびー: to the score card, not 2n; 規定にまい), where voice input writes
+    the particle; after kana (えーとにびー) it may be the numeral said."""
+    return text[i] == "に" and i > 0 and bool(_WORD_CHAR.match(text[i - 1]))
+
+
+_WORD_CHAR = re.compile("[ァ-ヶー\u4e00-\u9fff々]")
+
+
 def spoken_number(text: str) -> str:
     """A section number said in kana, as written (サンビー → 3b, ナナジョウノイー → 7条e, ダイジュッショウ →
     第10章, ロクビーサン → 6b3, 7のイー → 7e); "" when the text is not one. The whole text must be numerals
@@ -807,7 +828,7 @@ def spoken_numbers(text: str) -> str:
         k = to_katakana(run).lower()
         found = None
         for a in range(len(k) - 2):
-            if k[a] not in _SPOKEN_STARTS:
+            if k[a] not in _SPOKEN_STARTS or _particle_ni(text, m.start() + a):
                 continue
             parts = _spoken_parts(k, a)
             for n in range(len(parts), 1, -1):  # the longest stretch that ends the run or meets a particle
@@ -826,6 +847,121 @@ def spoken_numbers(text: str) -> str:
             last = m.start() + b
     out.append(text[last:])
     return "".join(out).strip() if last else text
+
+
+# A count said in kana (voice input, pass 14): さんぷん → 3分, さんじゅっぷん → 30分, にほんせん → 2本戦, さんターン →
+# 3ターン, れいてんさんさん → 0.33. The numerals said (`_SPOKEN_DIGITS`, and よ of よにん), then a counter (the
+# counters' readings, `KANA_COUNTERS`, without the one-kana ones こ ど ぶ, or a loan word counted in the texts),
+# or a decimal point said (てん) and the digits after it one by one; then the run's end, a particle, って or
+# what follows a count (め 目, せん 戦, いじょう 以上, いない 以内, いか 以下, みまん 未満, かん 間, ご 後).
+_COUNT_DIGITS = _SPOKEN_DIGITS | {"ヨ": "四"}
+_COUNT_DIGITS_BY_LENGTH = sorted(_COUNT_DIGITS, key=len, reverse=True)
+_COUNT_STARTS = frozenset(d[0] for d in _COUNT_DIGITS)
+_COUNT_COUNTERS = {k: v for k, v in KANA_COUNTERS.items() if len(k) > 1} | {
+    k: k for k in ("ターン", "ゲーム", "マッチ", "ラウンド", "パック")
+}
+_COUNT_COUNTERS_BY_LENGTH = sorted(_COUNT_COUNTERS, key=len, reverse=True)
+_COUNT_AFTER = {
+    "メ": "目", "セン": "戦", "イジョウ": "以上", "イジョー": "以上", "イナイ": "以内", "イカ": "以下",
+    "ミマン": "未満", "カン": "間", "ゴ": "後",
+}  # fmt: skip
+_COUNT_AFTER_BY_LENGTH = sorted(_COUNT_AFTER, key=len, reverse=True)
+KANA_RUN = re.compile("[ぁ-んァ-ヶー]{3,}")
+
+
+def _said_numerals(k: str, i: int, digitwise: bool = False) -> list[tuple[str, int]]:
+    """The numerals said from k[i] on (katakana), as digits, with where each ends, the longest first (よにん:
+    よ, not よに). digitwise: each numeral one digit (the digits after a decimal point: さんさん → 33)."""
+    kanji, ends, j = "", [], i
+    while j < len(k):
+        said = next((d for d in _COUNT_DIGITS_BY_LENGTH if k.startswith(d, j)), None)
+        if said is None:
+            break
+        kanji += _COUNT_DIGITS[said]
+        j += len(said)
+        ends.append((kanji, j))
+    out = []
+    for kanji, j in reversed(ends):
+        if digitwise:
+            if not any(ch in "十百" for ch in kanji):
+                out.append(("".join(str(kanji_number(ch)) for ch in kanji), j))
+            continue
+        # a numeral as it is said: no two digits side by side (にさんかい, two or three times, is no 23)
+        if any(a not in "十百" and b not in "十百" for a, b in zip(kanji, kanji[1:], strict=False)):
+            continue
+        n = kanji_number(kanji)
+        if n is not None:
+            out.append((str(n), j))
+    return out
+
+
+# what may follow a count said, besides a particle: the copula and the particles of degree (だけ, まで, ずつ)
+_COUNT_TAIL = ("って", "だ", "です", "じゃ", "だけ", "まで", "ずつ", "しか", "くらい", "ぐらい", "ほど", "か")
+
+
+def _said_count(run: str, k: str, a: int, is_reading: Callable[[str], bool]) -> tuple[int, str] | None:
+    """The count said from run[a] on (k: the run in katakana): where it ends and how it is written."""
+    for number, i in _said_numerals(k, a):
+        counter = ""
+        if k.startswith("テン", i):
+            decimals = _said_numerals(k, i + 2, digitwise=True)
+            if decimals:
+                number, i = f"{number}.{decimals[0][0]}", decimals[0][1]
+        if "." not in number:
+            counter = next((c for c in _COUNT_COUNTERS_BY_LENGTH if k.startswith(c, i)), "")
+            if not counter:
+                continue
+            i += len(counter)
+        for after in (*(x for x in _COUNT_AFTER_BY_LENGTH if k.startswith(x, i)), ""):
+            b = i + len(after)
+            ends = (
+                b == len(k)
+                or run[b] in PARTICLE_CHARS
+                or "ァ" <= run[b] <= "ヶ"
+                or any(run.startswith(t, b) for t in _COUNT_TAIL)
+            )
+            if ends and not is_reading(k[a:b]):
+                return b, number + _COUNT_COUNTERS.get(counter, "") + _COUNT_AFTER.get(after, "")
+    return None
+
+
+def spoken_counts(text: str, is_reading: Callable[[str], bool] = lambda k: False) -> str:
+    """The text with each count said in kana written as typed (さんぷん → 3分, にほんせん → 2本戦, さんターン →
+    3ターン, れいてんさんさん → 0.33), where it starts a run of kana or follows a particle in it and ends the
+    run, meets a particle or って, or goes on with what follows a count (目, 戦, 以上…). Not when what is said
+    is a reading of the corpus (`is_reading`: にほん is 日本, じゅうぶん is 十分)."""
+    if not KANA_RUN.search(text):
+        return text
+    out, last = [], 0
+    for m in KANA_RUN.finditer(text):
+        run = m.group()
+        k = to_katakana(run)
+        a = 0
+        while a < len(k) - 1:
+            found = None
+            # at the run's start or after a particle, not one that starts the text (にさんかい: two or three
+            # times)
+            if (
+                k[a] in _COUNT_STARTS
+                and (
+                    not a
+                    or (
+                        m.start() + a > 1
+                        and (run[a - 1] in PARTICLE_CHARS or run[max(a - 2, 0) : a] == "って")
+                    )
+                )
+                and not _particle_ni(text, m.start() + a)
+            ):
+                found = _said_count(run, k, a, is_reading)
+            if not found:
+                a += 1
+                continue
+            b, written = found
+            out.append(text[last : m.start() + a] + written)
+            last = m.start() + b
+            a = b
+    out.append(text[last:])
+    return "".join(out) if last else text
 
 
 # A run of kana that ends in one or two consonants of romaji (ちこk, しゃっふr): the phone's kana input had

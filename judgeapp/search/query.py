@@ -51,6 +51,7 @@ from .analysis import (
     query_numbers,
     romaji_moras,
     spelling_maps,
+    spoken_counts,
     spoken_numbers,
     title_topic,
     weighted_query,
@@ -206,12 +207,21 @@ class QueryBuilding:
 
     def as_meant(self, text: str) -> str:
         """What a judge typed or said, as written: a section number said in kana written as one (さんびー →
-        3b, `spoken_numbers`), and a romaji tail that the phone's kana input left unconverted completed to
+        3b, `spoken_numbers`), a count said in kana as written (さんぷん → 3分, `spoken_counts`), and a romaji tail that the phone's kana input left unconverted completed to
         the corpus's reading it starts (ちこk → ちこく, `_romaji_tail`)."""
-        text = spoken_numbers(text)
+        text = spoken_counts(spoken_numbers(text), self._said_reading)
         if ROMAJI_TAIL.search(text):
             text = ROMAJI_TAIL.sub(lambda m: self._romaji_tail(m.group(1), m.group(2)), text)
         return text
+
+    def _said_reading(self, k: str) -> bool:
+        """Whether kana said for a count are rather a word: a reading of the corpus (ジュウブン: 十分, サンショウ:
+        参照), or one word to SudachiPy that is no numeral (にほん: 日本, ごかい: 誤解)."""
+        if fold(k) in self.readings:
+            return True
+        kana = to_hiragana(k)
+        pos = self.analyzer.parts_of_speech(kana)
+        return len(pos) == 1 and pos[0][:2] == (0, len(kana)) and pos[0][3] != "数詞"
 
     def _romaji_tail(self, kana: str, letters: str) -> str:
         """A run of kana that ends in the consonant of a mora not typed yet (ちこk, でっきちぇっk, かーf): the
