@@ -93,10 +93,7 @@ NONE_MASS_FLOOR = 0.2
 NONE_MASS_WORDS = 2
 RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
-# how much coverage weighs in that second ranking: 2.0 (0.5 before) and QUOTED_WEIGHT 0.25 (0.5) from
-# bench/lookup_sweep.py over every tuning table at once (2026-12-03); its PHRASE_WEIGHT of 0.98 was left out, for
-# it answered stories no text covers (インテンショナルドローを提案した, dm-senshu: 206's 引き分け)
-COVERAGE_POWER = 2.0
+COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking (bench/lookup_sweep.py: docs/infractions.md)
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
@@ -128,7 +125,7 @@ SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes sta
 _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
 _QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
-QUOTED_WEIGHT = 0.25
+QUOTED_WEIGHT = 0.5
 # A light word (`Word.light`: a pronoun, adverb, adnominal, conjunction or a noun standing as an adverb — どっち,
 # もう, ほぼ, 同じ, しかも, いま) tells how or which, not what happened: it weighs LIGHT_WEIGHT in the coverage.
 LIGHT_WEIGHT = 0.5
