@@ -143,11 +143,13 @@ SCORE_EVEN = ["同数のゲームに勝っていた", "勝利ゲーム数が同�
 SCORE_AHEAD = ["多くのゲームに勝っていた", "すでに 1 ゲーム勝利"]
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
 _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
-# A space between two Japanese characters (ひと が あいて を おした): the writer's word breaks, which Japanese does
-# not write; the analyzer reads each blank as a word's end and loses the words it cuts apart (あいて: 開いて,
-# じゃま: じゃ・ま) and the grammar it joins (〜て いる); the story is read without them (`_unspaced`).
+# A space beside a Japanese character in a story written word by word (ひと が あいて を おした, game loss に
+# なった): the writer's word breaks, which Japanese does not write; the analyzer reads each blank as a word's
+# end and loses the words it cuts apart (あいて: 開いて, じゃま: じゃ・ま) and the grammar it joins (〜て いる:
+# a content verb; a lone が or で: a conjunction); the story is read without them (`_story`). Spaces between
+# two latin words stay (game loss: `Lookup._join_latin`).
 _JP = r"\u3041-\u30ff\u3400-\u9fff\uf900-\ufaff\u3005\u3006\u3001\u3002\u300c-\u300f"
-_JP_SPACE_RE = re.compile(rf"(?<=[{_JP}]) +(?=[{_JP}])")
+_JP_SPACE_RE = re.compile(rf"(?<=[{_JP}]) +| +(?=[{_JP}])")
 # a story written word by word: a particle stands between spaces (ひと が あいて を); a phone note's spaces
 # (スコアカード 返送忘れ 3週たった) part its phrases, which the analyzer reads as they are
 _SPACED_RE = re.compile(r"(?:^|\s)[をがにでのはとも](?:\s|$)")
@@ -760,7 +762,7 @@ class Lookup:
         kana = self._kana_words(folded, text)
         replaced: set[int] = set()
         pos = 0
-        analysed = self._join_keys(text, folded, analyzer().words(text))
+        analysed = self._join_latin(text, self._join_keys(text, folded, analyzer().words(text)))
         for n, w in enumerate(analysed):
             if fold(w.surface) == "r" and n + 1 < len(analysed) and fold(analysed[n + 1].surface).isdigit():
                 # a round's label (R2, r10): the word ラウンド, as the texts write it; no line writes a round
@@ -933,6 +935,27 @@ class Lookup:
             for n in inside[1:]:
                 out[n] = None
         return [w for w in out if w is not None]
+
+    def _join_latin(self, text: str, analysed: list[Word]) -> list[Word]:
+        """Two English words a judge types apart (game loss, deck check, head judge) whose katakana, joined, is
+        one word of the texts (ゲームロス, デッキチェック, ヘッドジャッジ): that word; each alone is a setting word
+        (ゲーム, デッキ) or none (ロス)."""
+        out: list[Word] = []
+        for w in analysed:
+            prev = out[-1] if out else None
+            if (
+                prev is not None
+                and _latin(w)
+                and (_latin(prev) or prev.surface.isascii() and " " in prev.surface)
+            ):
+                joined = fold(prev.reading + w.reading).replace("ー", "")
+                surface = f"{prev.surface} {w.surface}"
+                alts = self._kana.get(joined)
+                if alts and surface in text:
+                    out[-1] = Word(surface=surface, forms=alts, reading=prev.reading + w.reading, parts=())
+                    continue
+            out.append(w)
+        return out
 
     def _single_kana(self, w: Word) -> bool:
         """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
