@@ -464,6 +464,25 @@ def _gc_paused():
             gc.enable()
 
 
+def _names_re(names: Iterable[str]) -> re.Pattern | None:
+    """The games' names as a story types them (TCG大会規定, TCG 大会規定, 泉州DM, イジンデン), longest first, never
+    inside a longer word of the same script (リセ is no part of リセット)."""
+    alts = []
+    for name in sorted({n for n in names if len(squash(n)) >= 2}, key=lambda n: -len(squash(n))):
+        chars = [ch for ch in name if not ch.isspace()]
+        pat = r"\s*".join(re.escape(ch) for ch in chars)
+        if re.fullmatch(r"[ァ-ヺー]", chars[0]):
+            pat = r"(?<![ァ-ヺー])" + pat
+        elif chars[0].isascii():
+            pat = r"(?<![A-Za-z])" + pat
+        if re.fullmatch(r"[ァ-ヺー]", chars[-1]):
+            pat += r"(?![ァ-ヺー])"
+        elif chars[-1].isascii():
+            pat += r"(?![A-Za-z])"
+        alts.append(pat)
+    return re.compile("|".join(alts), re.IGNORECASE) if alts else None
+
+
 def _story(text: str) -> str:
     """The story as the lookup reads it: without the spaces it puts between Japanese words (`_JP_SPACE_RE`),
     its counts written as the texts write them (2かい: 2回, 2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), 目 and 途中
@@ -596,6 +615,7 @@ class Lookup:
         # A game's names as a judge types them (リセ, イジン, DM): where no line spells one, it names the setting
         # of the story, not what happened (`_query_words` drops it)
         self.game_names = {squash(n) for game in corpus.games.values() for n in game.names}
+        self._name_re = _names_re(n for game in corpus.games.values() for n in game.names)
         self._round = analyzer().words("ラウンド")[0]
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
@@ -1000,7 +1020,7 @@ class Lookup:
         limit = max(1, min(int(limit), 100))
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
-        story = _story(text)
+        story = self._name_re.sub(" ", _story(text)) if self._name_re else _story(text)
         words, surfaces, light = self._query_words(story)
         qgrams = set(_grams(text))
         fused = np.zeros(len(self.answers))
