@@ -70,6 +70,23 @@ COUNT_TERM = "#count"
 _COUNT_ME_RE = re.compile(r"([0-9０-９一二三四五六七八九十何]|ひと|ふた|みっ|よっ|いくつ)つめ")
 # 1ゲーム目途中, 2本目途中: the analyzer reads 目途 (a prospect) and 中; after a count it is 目 and 途中
 _ME_TOCHU_RE = re.compile(r"(本|ゲーム|戦|試合|ターン|回|マッチ|ラウンド)目途中")
+# A counter in hiragana after a number (2かい, 1まい, 3てん, 1ラウンドめ): the analyzer reads 2かい as 2 階, かい as
+# 買う or 会; written in kanji it is the count the texts write (2回, 1枚, 3点, 1ラウンド目)
+_KANA_COUNTERS = {
+    "かい": "回",
+    "まい": "枚",
+    "てん": "点",
+    "こ": "個",
+    "ど": "度",
+    "にん": "人",
+    "ほん": "本",
+}
+_KANA_COUNTER_RE = re.compile(
+    r"(?<=[0-9０-９一二三四五六七八九十何])(かい|まい|てん|こ|ど|にん|ほん)(?=め|目|[^\u3041-\u309f]|$)"
+)
+_KANA_ME_RE = re.compile(
+    r"(?<=[0-9０-９一二三四五六七八九十])(回|枚|点|個|度|人|本|ゲーム|ラウンド|ターン|試合|戦|マッチ|)め"
+)
 # A count of a level in a story (注意を4回, 警告1点, 二回目の注意): the standing engine says which automatic rule the
 # counts reach (`_counted_first`)
 _NUMBERS = {fold(k): v for k, v in zip("一二三四五六七八九十", range(1, 11), strict=True)}
@@ -123,6 +140,16 @@ SCORE_EVEN = ["同数のゲームに勝っていた", "勝利ゲーム数が同�
 SCORE_AHEAD = ["多くのゲームに勝っていた", "すでに 1 ゲーム勝利"]
 SECTION_ANSWERS_EVERYWHERE = True  # a section's lines that no answer quotes stand for the section itself
 _KANA_RUN = re.compile(r"[ァ-ヺー]{3,}")
+# A space beside a Japanese character in a story written word by word (ひと が あいて を おした, game loss に
+# なった): the writer's word breaks, which Japanese does not write; the analyzer reads each blank as a word's
+# end and loses the words it cuts apart (あいて: 開いて, じゃま: じゃ・ま) and the grammar it joins (〜て いる:
+# a content verb; a lone が or で: a conjunction); the story is read without them (`_story`). Spaces between
+# two latin words stay (game loss: `Lookup._join_latin`).
+_JP = r"\u3041-\u30ff\u3400-\u9fff\uf900-\ufaff\u3005\u3006\u3001\u3002\u300c-\u300f"
+_JP_SPACE_RE = re.compile(rf"(?<=[{_JP}]) +| +(?=[{_JP}])")
+# a story written word by word: a particle stands between spaces (ひと が あいて を); a phone note's spaces
+# (スコアカード 返送忘れ 3週たった) part its phrases, which the analyzer reads as they are
+_SPACED_RE = re.compile(r"(?:^|\s)[をがにでのはとも](?:\s|$)")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
 _QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
 QUOTED_WEIGHT = 0.5
@@ -434,6 +461,36 @@ def _gc_paused():
             gc.enable()
 
 
+def _names_re(names: Iterable[str]) -> re.Pattern | None:
+    """The games' names as a story types them (TCG大会規定, TCG 大会規定, 泉州DM, イジンデン), longest first, never
+    inside a longer word of the same script (リセ is no part of リセット)."""
+    alts = []
+    for name in sorted({n for n in names if len(squash(n)) >= 2}, key=lambda n: -len(squash(n))):
+        chars = [ch for ch in name if not ch.isspace()]
+        pat = r"\s*".join(re.escape(ch) for ch in chars)
+        if re.fullmatch(r"[ァ-ヺー]", chars[0]):
+            pat = r"(?<![ァ-ヺー])" + pat
+        elif chars[0].isascii():
+            pat = r"(?<![A-Za-z])" + pat
+        if re.fullmatch(r"[ァ-ヺー]", chars[-1]):
+            pat += r"(?![ァ-ヺー])"
+        elif chars[-1].isascii():
+            pat += r"(?![A-Za-z])"
+        alts.append(pat)
+    return re.compile("|".join(alts), re.IGNORECASE) if alts else None
+
+
+def _story(text: str) -> str:
+    """The story as the lookup reads it: without the spaces it puts between Japanese words (`_JP_SPACE_RE`),
+    its counts written as the texts write them (2かい: 2回, 2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), 目 and 途中
+    after a count apart (1ゲーム目途中)."""
+    text = _KANA_COUNTER_RE.sub(lambda m: _KANA_COUNTERS[m.group(1)], text)  # before the spaces go: 2かい と
+    if _SPACED_RE.search(text):
+        text = _JP_SPACE_RE.sub("", text)
+    text = _KANA_ME_RE.sub(r"\1目", _COUNT_ME_RE.sub(r"\1つ目", text))
+    return _ME_TOCHU_RE.sub(r"\1目 途中", text)
+
+
 def _grams(text: str) -> Counter:
     s = squash(text)
     return Counter(s[i : i + 2] for i in range(len(s) - 1))
@@ -555,6 +612,7 @@ class Lookup:
         # A game's names as a judge types them (リセ, イジン, DM): where no line spells one, it names the setting
         # of the story, not what happened (`_query_words` drops it)
         self.game_names = {squash(n) for game in corpus.games.values() for n in game.names}
+        self._name_re = _names_re(n for game in corpus.games.values() for n in game.names)
         self._round = analyzer().words("ラウンド")[0]
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
@@ -721,7 +779,7 @@ class Lookup:
         kana = self._kana_words(folded, text)
         replaced: set[int] = set()
         pos = 0
-        analysed = self._join_keys(text, folded, analyzer().words(text))
+        analysed = self._join_latin(text, self._join_keys(text, folded, analyzer().words(text)))
         for n, w in enumerate(analysed):
             if fold(w.surface) == "r" and n + 1 < len(analysed) and fold(analysed[n + 1].surface).isdigit():
                 # a round's label (R2, r10): the word ラウンド, as the texts write it; no line writes a round
@@ -895,6 +953,27 @@ class Lookup:
                 out[n] = None
         return [w for w in out if w is not None]
 
+    def _join_latin(self, text: str, analysed: list[Word]) -> list[Word]:
+        """Two English words a judge types apart (game loss, deck check, head judge) whose katakana, joined, is
+        one word of the texts (ゲームロス, デッキチェック, ヘッドジャッジ): that word; each alone is a setting word
+        (ゲーム, デッキ) or none (ロス)."""
+        out: list[Word] = []
+        for w in analysed:
+            prev = out[-1] if out else None
+            if (
+                prev is not None
+                and _latin(w)
+                and (_latin(prev) or prev.surface.isascii() and " " in prev.surface)
+            ):
+                joined = fold(prev.reading + w.reading).replace("ー", "")
+                surface = f"{prev.surface} {w.surface}"
+                alts = self._kana.get(joined)
+                if alts and surface in text:
+                    out[-1] = Word(surface=surface, forms=alts, reading=prev.reading + w.reading, parts=())
+                    continue
+            out.append(w)
+        return out
+
     def _single_kana(self, w: Word) -> bool:
         """A single kana letter the text does not have as a word (the analyzer's leftover of a kana word)."""
         return len(w.surface) == 1 and is_kana(w.surface) and not self._known(w)
@@ -938,9 +1017,8 @@ class Lookup:
         limit = max(1, min(int(limit), 100))
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
-        words, surfaces, light = self._query_words(
-            _ME_TOCHU_RE.sub(r"\1目 途中", _COUNT_ME_RE.sub(r"\1つ目", text))
-        )
+        story = self._name_re.sub(" ", _story(text)) if self._name_re else _story(text)
+        words, surfaces, light = self._query_words(story)
         qgrams = set(_grams(text))
         fused = np.zeros(len(self.answers))
         passage_scores = None
@@ -980,7 +1058,7 @@ class Lookup:
                 self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
             )
         matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
-        matches = _counted_first(_sections_first(matches), text)
+        matches = _counted_first(_sections_first(matches), story)
         matches = matches[:limit]
         # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
         # the ranking above keeps the word's own rarity (the group's there lost first answers).

@@ -497,3 +497,29 @@ def test_a_denied_word_finds_no_synonym_key(client):
     # (an answer whose own words say 故意, as extra-cards-intentional's do, is not the list's key)
     assert all("故意" not in r["why"]["words"] for r in denied if r["id"] == "ijinden/peeking")
     assert any(r["id"] == "ijinden/peeking" for r in denied)
+
+
+# A story written word by word (the twentieth writer's): read without its spaces, its counters in hiragana as
+# the texts write them, two English words as the texts' one katakana word, and a game's name left out.
+@pytest.mark.parametrize(
+    "q, read",
+    [
+        ("プレイヤー が あいて を おしました", "プレイヤーがあいてをおしました"),
+        ("注意 2かい と 警告 1かい を うけた", "注意2回と警告1回をうけた"),
+        ("1ラウンド め で 注意", "1ラウンド目で注意"),
+        ("game loss に なった", "game lossになった"),
+        # a phone note's spaces part its phrases: they stay
+        ("スコアカード 返送忘れ 3週たった", "スコアカード 返送忘れ 3週たった"),
+    ],
+)
+def test_a_story_written_word_by_word_is_read_as_one(q, read):
+    from judgeapp.lookup import _story
+
+    assert _story(q) == read
+
+
+def test_english_words_and_a_games_name(library):
+    lookup = library.lookup
+    words, surfaces, _ = lookup._query_words("game lossになった")
+    assert any("ゲームロス" in alts for alts, _ in words), surfaces
+    assert lookup._name_re.sub(" ", "TCG大会規定の大会でリセット").split() == ["の大会でリセット"]
