@@ -110,7 +110,9 @@ NONE_MASS_FLOOR = 0.2
 NONE_MASS_WORDS = 2
 RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
-COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking (bench/lookup_sweep.py: docs/infractions.md)
+# how much coverage weighs in that second ranking: 2.0, and QUOTED_WEIGHT 0.25 (both 0.5 before), from
+# bench/lookup_sweep.py over every tuning table (2026-12-03; docs/infractions.md, the numbers swept together)
+COVERAGE_POWER = 2.0
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
@@ -152,7 +154,7 @@ _JP_SPACE_RE = re.compile(rf"(?<=[{_JP}]) +| +(?=[{_JP}])")
 _SPACED_RE = re.compile(r"(?:^|\s)[をがにでのはとも](?:\s|$)")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
 _QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
-QUOTED_WEIGHT = 0.5
+QUOTED_WEIGHT = 0.25
 # A light word (`Word.light`: a pronoun, adverb, adnominal, conjunction or a noun standing as an adverb — どっち,
 # もう, ほぼ, 同じ, しかも, いま) tells how or which, not what happened: it weighs LIGHT_WEIGHT in the coverage.
 LIGHT_WEIGHT = 0.5

@@ -83,8 +83,10 @@ def test_lookup_on_the_seventh_writers_tuning_half(client):
         # (84.2 / 72.4 again once 悪質 → 重度 was taken out after review)
         ("situations_tune8.yaml", (0.84, 0.72)),
         # the ninth writer's, the fifth pass tuned on it: 73.0 / 62.9 before, 78.7 / 68.5 after in the bench
-        # (77.5 / 67.4 here: the test app carries the fixture game, whose text moves the words' rarity)
-        ("situations_tune9.yaml", (0.775, 0.674)),
+        # (77.5 / 67.4 here: the test app carries the fixture game, whose text moves the words' rarity); 79.8 / 66.3
+        # with COVERAGE_POWER 2.0 and QUOTED_WEIGHT 0.25 (2026-12-03, docs/infractions.md: the numbers swept together),
+        # which gain over every tuning table and lose two first answers here
+        ("situations_tune9.yaml", (0.775, 0.66)),
     ],
 )
 def test_lookup_on_the_eighth_and_ninth_writers_tuning_halves(client, table, bars):
