@@ -108,8 +108,17 @@ SAME_COUNTER = {"回": ("度",), "度": ("回",)}
 KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(KANA_COUNTERS, key=len, reverse=True)) + ")")
 HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
 PARTICLE_CHARS = frozenset("のにをでがはともへ")
+# Particles a judge types as words of their own, between spaces (あいて に わるいことば, 店舗大会 は ヘッドジャッジ):
+# standing alone, SudachiPy reads some of them as conjunctions (で, が, から) or as the corpus's readings (ニ, ハ),
+# but a judge who spaces the words of a sentence apart types them for the grammar between the words.
+LONE_PARTICLES = frozenset(
+    ("の", "に", "を", "で", "が", "は", "と", "も", "へ", "や", "か", "から", "まで", "より", "には", "では",
+     "とは", "にも", "でも", "とか", "など", "ね", "よ")
+)  # fmt: skip
 # A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
 KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
+# A word of Latin letters (romaji, English).
+LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]+(?![A-Za-z0-9])")
 # What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
 CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
 
