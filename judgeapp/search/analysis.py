@@ -115,8 +115,9 @@ LONE_PARTICLES = frozenset(
     ("の", "に", "を", "で", "が", "は", "と", "も", "へ", "や", "か", "から", "まで", "より", "には", "では",
      "とは", "にも", "でも", "とか", "など", "ね", "よ")
 )  # fmt: skip
-# A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
-KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
+# A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ), or ends in
+# one particle (プレイヤーが).
+KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+|[のにをでがはともへやか])$")
 # A word of Latin letters (romaji, English).
 LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]+(?![A-Za-z0-9])")
 # What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
