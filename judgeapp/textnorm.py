@@ -356,7 +356,9 @@ _ROMAJI_ROWS = {
 _ROMAJI = {c + v: row[i] for c, row in _ROMAJI_ROWS.items() for i, v in enumerate("aiueo")}
 _ROMAJI.update(_ROMAJI_VOWELS)
 _ROMAJI.update({"ya": "や", "yu": "ゆ", "yo": "よ", "wa": "わ", "wo": "を"})
-_ROMAJI.update({"shi": "し", "chi": "ち", "tsu": "つ", "fu": "ふ", "ji": "じ", "si": "し", "ti": "ち", "tu": "つ"})
+_ROMAJI.update(
+    {"shi": "し", "chi": "ち", "tsu": "つ", "fu": "ふ", "ji": "じ", "si": "し", "ti": "ち", "tu": "つ"}
+)
 _ROMAJI.update({"hu": "ふ", "zi": "じ", "di": "ぢ", "du": "づ"})
 for _c, _i in (("ky", "き"), ("gy", "ぎ"), ("ny", "に"), ("hy", "ひ"), ("by", "び"), ("py", "ぴ"), ("my", "み"),
                ("ry", "り"), ("sh", "し"), ("ch", "ち"), ("j", "じ"), ("sy", "し"), ("ty", "ち"), ("zy", "じ"),
@@ -404,7 +406,11 @@ def romaji_to_hiragana(word: str) -> str | None:
     return "".join(out)
 
 
-_KANA_ROMAJI = {kana: r for r, kana in _ROMAJI.items() if not r.startswith(("si", "ti", "tu", "hu", "zi", "sy", "ty", "zy", "jy"))}
+_KANA_ROMAJI = {
+    kana: r
+    for r, kana in _ROMAJI.items()
+    if not r.startswith(("si", "ti", "tu", "hu", "zi", "sy", "ty", "zy", "jy"))
+}
 _KANA_ROMAJI.update({"を": "o", "ゔ": "vu", "ん": "n"})
 _SMALL_VOWELS = {"ぁ": "a", "ぃ": "i", "ぅ": "u", "ぇ": "e", "ぉ": "o"}
 

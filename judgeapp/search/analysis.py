@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
 ANALYZER_VERSION = (
-    "18"  # 17 read 〜すぎる after a stem (早すぎて) as a word; 16 had the numbered section's subsections
+    # 18 read a romaji query as typed and a lone particle as a word; 17 read 〜すぎる after a stem (早すぎて) as a
+    # word; 16 had the numbered section's subsections
+    "19"
 )
 
 
@@ -73,7 +75,20 @@ _KANA_QUESTION = {
 QUERY_STOP |= _KANA_QUESTION | {
     # the formal noun こと, and the courtesy and filler words a judge opens with (すみません, ちょっと, えっと)
     fold(w)
-    for w in ("こと", "幾つ", "すむ", "一寸", "あの", "えっと", "エート", "願う", "質問")
+    for w in (
+        "こと",
+        "幾つ",
+        "すむ",
+        "一寸",
+        "あの",
+        "えっと",
+        "エート",
+        "願う",
+        "質問",
+        "無い",
+        "駄目",
+        "大丈夫",
+    )
 }
 
 # Question words (normalized forms, folded): a run of kana that ends with one is cut before it.

@@ -21,7 +21,6 @@ from ..textnorm import (
     kana_skeleton,
     latin_consonants,
     romaji_to_hiragana,
-    spelled_letters,
     squash,
     squash_map,
     to_hiragana,
@@ -32,7 +31,6 @@ from .analysis import (
     CHUNK_BREAK,
     DEFINITION_QUESTION,
     HIRAGANA_RUN,
-    LATIN_WORD,
     KANA_COUNT_QUESTION,
     KANA_COUNTERS,
     KANA_FIRST_LETTER,
@@ -41,6 +39,7 @@ from .analysis import (
     KANJI_RE,
     KANJI_WORD,
     KATAKANA_THEN_HIRAGANA,
+    LATIN_WORD,
     LONE_PARTICLES,
     NUMBERING,
     PARTICLE_CHARS,
@@ -491,18 +490,6 @@ class QueryBuilding:
             and all("\u3041" <= ch <= "\u309f" for ch in chunk)
             and fold(to_katakana(chunk)) not in self.readings
         )
-
-    @staticmethod
-    def _english_read(w: Word) -> Word:
-        """An English word that SudachiPy reads as a loan word but keeps in Latin letters (card: カード, head:
-        ヘッド, pile: パイル; match it normalizes to マッチ already): its reading is a form of it too, so that it
-        finds the loan word of the texts. Not a reading that spells the letters (ban: ビーエーエヌ)."""
-        s = w.surface
-        if not (len(s) >= 3 and s.isascii() and s.isalpha()) or not all(f.isascii() for f in w.forms):
-            return w
-        if not katakana_word(w.reading, 2) or squash(w.reading) == spelled_letters(s):
-            return w
-        return dataclasses.replace(w, forms=(w.reading, *w.forms))
 
     def _without_question_word(self, w: Word) -> list[Word]:
         """A word that starts with a question word (何枚, 何年, 何点): the rest of it (枚, 年, 点), which the text
