@@ -343,3 +343,116 @@ def section_number_key(text: str) -> str | None:
     """The most likely key of a written section number (see `section_number_keys`), or None."""
     keys = section_number_keys(text)
     return keys[0] if keys else None
+
+
+# --- romaji ----------------------------------------------------------------------------------------------
+
+_ROMAJI_VOWELS = {"a": "あ", "i": "い", "u": "う", "e": "え", "o": "お"}
+_ROMAJI_ROWS = {
+    "k": "かきくけこ", "g": "がぎぐげご", "s": "さしすせそ", "z": "ざじずぜぞ", "t": "たちつてと",
+    "d": "だぢづでど", "n": "なにぬねの", "h": "はひふへほ", "b": "ばびぶべぼ", "p": "ぱぴぷぺぽ",
+    "m": "まみむめも", "r": "らりるれろ",
+}  # fmt: skip
+_ROMAJI = {c + v: row[i] for c, row in _ROMAJI_ROWS.items() for i, v in enumerate("aiueo")}
+_ROMAJI.update(_ROMAJI_VOWELS)
+_ROMAJI.update({"ya": "や", "yu": "ゆ", "yo": "よ", "wa": "わ", "wo": "を"})
+_ROMAJI.update(
+    {"shi": "し", "chi": "ち", "tsu": "つ", "fu": "ふ", "ji": "じ", "si": "し", "ti": "ち", "tu": "つ"}
+)
+_ROMAJI.update({"hu": "ふ", "zi": "じ", "di": "ぢ", "du": "づ"})
+for _c, _i in (("ky", "き"), ("gy", "ぎ"), ("ny", "に"), ("hy", "ひ"), ("by", "び"), ("py", "ぴ"), ("my", "み"),
+               ("ry", "り"), ("sh", "し"), ("ch", "ち"), ("j", "じ"), ("sy", "し"), ("ty", "ち"), ("zy", "じ"),
+               ("jy", "じ")):  # fmt: skip
+    _ROMAJI.update({_c + "a": _i + "ゃ", _c + "u": _i + "ゅ", _c + "o": _i + "ょ"})
+_ROMAJI.update({"she": "しぇ", "che": "ちぇ", "je": "じぇ"})
+_ROMAJI_LONGEST = max(len(k) for k in _ROMAJI)
+# The words whose romaji spells a particle (wa: は, o: を, e: へ) when they stand alone.
+_ROMAJI_PARTICLES = {"wa": "は", "o": "を", "wo": "を", "e": "へ"}
+
+
+def romaji_to_hiragana(word: str) -> str | None:
+    """A word typed in romaji (Hepburn, kunrei or as a kana keyboard takes it) in hiragana: chigai → ちがい,
+    nakushita → なくした, shikkaku → しっかく, a particle alone as a particle (wa → は); None when the word is
+    not romaji through and through (card, swiss, concede)."""
+    w = word.lower()
+    if not w.isascii() or not w.isalpha():
+        return None
+    if w in _ROMAJI_PARTICLES:
+        return _ROMAJI_PARTICLES[w]
+    out: list[str] = []
+    i = 0
+    while i < len(w):
+        ch = w[i]
+        if ch == "n" and (i + 1 == len(w) or (w[i + 1] not in "aiueoy")):
+            out.append("ん")
+            i += 2 if w[i + 1 : i + 2] in ("n", "'") and w[i + 2 : i + 3] not in tuple("aiueoy") else 1
+            continue
+        if i + 1 < len(w) and ch == w[i + 1] and ch not in "aiueon":
+            out.append("っ")  # a doubled consonant (kk, ss, tt; tch as Hepburn's っち)
+            i += 1
+            continue
+        if w.startswith("tch", i):
+            out.append("っ")
+            i += 1
+            continue
+        for n in range(min(_ROMAJI_LONGEST, len(w) - i), 0, -1):
+            kana = _ROMAJI.get(w[i : i + n])
+            if kana:
+                out.append(kana)
+                i += n
+                break
+        else:
+            return None
+    return "".join(out)
+
+
+_KANA_ROMAJI = {
+    kana: r
+    for r, kana in _ROMAJI.items()
+    if not r.startswith(("si", "ti", "tu", "hu", "zi", "sy", "ty", "zy", "jy"))
+}
+_KANA_ROMAJI.update({"を": "o", "ゔ": "vu", "ん": "n"})
+_SMALL_VOWELS = {"ぁ": "a", "ぃ": "i", "ぅ": "u", "ぇ": "e", "ぉ": "o"}
+
+
+def kana_romaji(kana: str) -> str:
+    """Kana spelt in romaji (Hepburn), as a loan word's kana say its letters: プロモ → puromo, スリーブ →
+    suriibu, ティー → tii; what it has no romaji for is left out."""
+    h = to_hiragana(kana)
+    out: list[str] = []
+    double = False
+    i = 0
+    while i < len(h):
+        two, ch = h[i : i + 2], h[i]
+        if ch == "っ":
+            double = True
+            i += 1
+            continue
+        if ch == "ー" and out:
+            out.append(out[-1][-1])
+            i += 1
+            continue
+        if ch in _SMALL_VOWELS and out:
+            out[-1] = out[-1][:-1] + _SMALL_VOWELS[ch]  # ティ: ti, ファ: fa
+            i += 1
+            continue
+        r = _KANA_ROMAJI.get(two) if len(two) == 2 else None
+        n = 2 if r else 1
+        r = r or _KANA_ROMAJI.get(ch, "")
+        if double and r:
+            r = r[0] + r
+        double = False
+        out.append(r)
+        i += n
+    return "".join(out)
+
+
+def edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance of two short strings."""
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]

@@ -397,6 +397,26 @@ def test_what_a_phone_or_a_voice_leaves_in_a_query(library):
     assert [qw.word.surface for qw in ix.analyse("あのー ほら 遅刻")] == ["遅刻"]
 
 
+def test_a_query_typed_in_romaji_or_with_english_words(library):
+    """A query typed in romaji is read in kana, the English words SudachiPy knows left as typed; a particle
+    typed as a word of its own is none; an English word finds the nearest loan word by its letters."""
+    ix = library.index
+    from judgeapp.textnorm import romaji_to_hiragana
+
+    assert romaji_to_hiragana("nakushita") == "なくした" and romaji_to_hiragana("shikkaku") == "しっかく"
+    assert romaji_to_hiragana("wa") == "は" and romaji_to_hiragana("konnichiwa") == "こんにちわ"
+    assert romaji_to_hiragana("card") is None and romaji_to_hiragana("swiss") is None
+    assert ix.as_meant("sideboard no card nakushita") == "sideboard の card なくした"
+    assert ix.as_meant("match to game no chigai wa nan desu ka") == "match と game の ちがい は なん です か"
+    # no romaji word SudachiPy does not know (game and no alone are typed as they stand), or one only (ban)
+    for text in ("game no", "ban された", "drop した ひと", "pile shuffle OK"):
+        assert ix.as_meant(text) == text
+    assert [qw.word.surface for qw in ix.analyse("あいて に わるいことば")] == ["あいて", "わるいことば"]
+    assert [qw.word.surface for qw in ix.analyse("プレイヤーが ミス")] == ["プレイヤー", "ミス"]
+    assert ix._latin_keys(ix.analyse("promo")[0]) == ["プロモ"]  # not プレミアム: the same consonants
+    assert ix.search("Lycee concede", game="lycee").hits[0].id == "lycee/guideline/concession"
+
+
 def test_a_count_said_in_kana(library):
     """Pass 14: a count said in kana is the count written (さんぷん → 3分, さんじゅっぷん → 30分, いっかいだけ → 1回だけ,
     れいてんさんさん → 0.33), not where the kana are a reading of the corpus (にほん: 日本) or no numeral as said

@@ -32,7 +32,9 @@ if TYPE_CHECKING:
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
 ANALYZER_VERSION = (
-    "18"  # 17 read 〜すぎる after a stem (早すぎて) as a word; 16 had the numbered section's subsections
+    # 18 read a romaji query as typed and a lone particle as a word; 17 read 〜すぎる after a stem (早すぎて) as a
+    # word; 16 had the numbered section's subsections
+    "19"
 )
 
 
@@ -73,7 +75,20 @@ _KANA_QUESTION = {
 QUERY_STOP |= _KANA_QUESTION | {
     # the formal noun こと, and the courtesy and filler words a judge opens with (すみません, ちょっと, えっと)
     fold(w)
-    for w in ("こと", "幾つ", "すむ", "一寸", "あの", "えっと", "エート", "願う", "質問")
+    for w in (
+        "こと",
+        "幾つ",
+        "すむ",
+        "一寸",
+        "あの",
+        "えっと",
+        "エート",
+        "願う",
+        "質問",
+        "無い",
+        "駄目",
+        "大丈夫",
+    )
 }
 
 # Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
@@ -108,8 +123,18 @@ SAME_COUNTER = {"回": ("度",), "度": ("回",)}
 KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(KANA_COUNTERS, key=len, reverse=True)) + ")")
 HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
 PARTICLE_CHARS = frozenset("のにをでがはともへ")
-# A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ).
-KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+)$")
+# Particles a judge types as words of their own, between spaces (あいて に わるいことば, 店舗大会 は ヘッドジャッジ):
+# standing alone, SudachiPy reads some of them as conjunctions (で, が, から) or as the corpus's readings (ニ, ハ),
+# but a judge who spaces the words of a sentence apart types them for the grammar between the words.
+LONE_PARTICLES = frozenset(
+    ("の", "に", "を", "で", "が", "は", "と", "も", "へ", "や", "か", "から", "まで", "より", "には", "では",
+     "とは", "にも", "でも", "とか", "など", "ね", "よ")
+)  # fmt: skip
+# A run of kana that starts with a katakana word and goes on in hiragana (スコアキーパいないとダメ), or ends in
+# one particle (プレイヤーが).
+KATAKANA_THEN_HIRAGANA = re.compile("^([ァ-ヶー]{3,})([ぁ-ん][ぁ-んァ-ヶー]+|[のにをでがはともへやか])$")
+# A word of Latin letters (romaji, English).
+LATIN_WORD = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]+(?![A-Za-z0-9])")
 # What separates a query's parts as a space does: the punctuation a judge types between them (すみません、…).
 CHUNK_BREAK = re.compile(r"[\s、。，．,!?！？…]+")
 

@@ -13,11 +13,14 @@ from whoosh import query as Q
 
 from ..textnorm import (
     deletions,
+    edit_distance,
     fold,
     is_kana,
     kana_consonants,
+    kana_romaji,
     kana_skeleton,
     latin_consonants,
+    romaji_to_hiragana,
     squash,
     squash_map,
     to_hiragana,
@@ -36,6 +39,8 @@ from .analysis import (
     KANJI_RE,
     KANJI_WORD,
     KATAKANA_THEN_HIRAGANA,
+    LATIN_WORD,
+    LONE_PARTICLES,
     NUMBERING,
     PARTICLE_CHARS,
     QUERY_STOP,
@@ -209,10 +214,39 @@ class QueryBuilding:
         """What a judge typed or said, as written: a section number said in kana written as one (さんびー →
         3b, `spoken_numbers`), a count said in kana as written (さんぷん → 3分, `spoken_counts`), and a romaji tail that the phone's kana input left unconverted completed to
         the corpus's reading it starts (ちこk → ちこく, `_romaji_tail`)."""
+        text = self._romaji(text)
         text = spoken_counts(spoken_numbers(text), self._said_reading)
         if ROMAJI_TAIL.search(text):
             text = ROMAJI_TAIL.sub(lambda m: self._romaji_tail(m.group(1), m.group(2)), text)
         return text
+
+    def _romaji(self, text: str) -> str:
+        """A query typed in romaji (match to game no chigai wa nan desu ka, sideboard no card nakushita): when
+        it holds a word of four letters or more that SudachiPy does not know and that is romaji through and
+        through (chigai), every lower-case Latin word that is romaji and that SudachiPy reads as no loan word
+        (no, to, wa, desu; not game, ゲーム to SudachiPy) is written in hiragana, as the judge meant it; the
+        corpus's Latin words and the synonym list's keys stay as typed (ban)."""
+        if not LATIN_WORD.search(text):
+            return text
+        found: list[tuple[int, int, str]] = []
+        trigger = False
+        for m in LATIN_WORD.finditer(text):
+            word = m.group()
+            kana = romaji_to_hiragana(word) if word.islower() else None
+            if kana is None or word in self.lexicon["words"] or squash(word) in self._synonym_by_key:
+                continue
+            ws = self._words(word)
+            if len(ws) != 1 or not all(f.isascii() for f in ws[0].forms):
+                continue  # a word SudachiPy reads as a loan word (game: ゲーム)
+            found.append((m.start(), m.end(), kana))
+            trigger = trigger or (len(word) >= 4 and ws[0].reading.isascii())
+        if not trigger or len(found) < 2:
+            return text
+        out, last = [], 0
+        for a, b, kana in found:
+            out.append(text[last:a] + kana)
+            last = b
+        return "".join(out) + text[last:]
 
     def _said_reading(self, k: str) -> bool:
         """Whether kana said for a count are rather a word: a reading of the corpus (ジュウブン: 十分, サンショウ:
@@ -268,6 +302,8 @@ class QueryBuilding:
                     chunks.extend(x for y in self._loan_words_apart(piece) for x in self._readings_apart(y))
         whole_text = None
         for chunk in chunks:
+            if chunk in LONE_PARTICLES:
+                continue  # a particle typed as a word of its own (あいて に わるいことば)
             counted = KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
             if counted:  # なんてん, なんにん: 何点, 何人 typed in kana, the counter asked for (it ranks only)
                 counter = KANA_COUNTERS[counted.group(1)]
@@ -1033,6 +1069,10 @@ def _by_consonants(word: str, table: dict) -> list[str]:
     cons = latin_consonants(word)
     for c in (cons, cons[:-1] if word.endswith("s") else ""):
         found = [k for k in table.get(c, ()) if KANA_FIRST_LETTER.get(k[0]) == word[0]]
+        if len(found) > 1:
+            # the nearest by their letters (promo: プロモ, puromo, not プレミアム, puremiamu)
+            near = {k: edit_distance(kana_romaji(k), word) for k in found}
+            found = [k for k in found if near[k] == min(near.values())]
         if found:
             return found if len(found) <= 3 else []
     return []
