@@ -81,11 +81,18 @@ _KANA_COUNTERS = {
     "にん": "人",
     "ほん": "本",
 }
+# A counter of two kana may be followed by a particle (2かいもらった, 2かいと警告); こ and ど only by no hiragana
+# (2こうげき, 3どうぐ are other words). A space may stand between the number and the counter (2 かい).
+_PARTICLE_NEXT = "[もとのでをがはにや]"
 _KANA_COUNTER_RE = re.compile(
-    r"(?<=[0-9０-９一二三四五六七八九十何])(かい|まい|てん|こ|ど|にん|ほん)(?=め|目|[^\u3041-\u309f]|$)"
+    r"(?<=[0-9０-９一二三四五六七八九十何])\s*(?:(かい|まい|てん|にん|ほん)(?=め|目|" + _PARTICLE_NEXT + r"|[^\u3041-\u309f]|$)"
+    r"|(こ|ど)(?=め|目|[^\u3041-\u309f]|$))"
 )
+# 目 for the め after a count and its counter (2回め, 1ラウンドめ), not the め of a word (3枚めくって: めくる), so
+# only where no hiragana but a particle follows
 _KANA_ME_RE = re.compile(
-    r"(?<=[0-9０-９一二三四五六七八九十])(回|枚|点|個|度|人|本|ゲーム|ラウンド|ターン|試合|戦|マッチ|)め"
+    r"(?<=[0-9０-９一二三四五六七八九十])(回|枚|点|個|度|人|本|ゲーム|ラウンド|ターン|試合|戦|マッチ)め"
+    r"(?=" + _PARTICLE_NEXT + r"|[^\u3041-\u309f]|$)"
 )
 # A count of a level in a story (注意を4回, 警告1点, 二回目の注意): the standing engine says which automatic rule the
 # counts reach (`_counted_first`)
@@ -110,9 +117,7 @@ NONE_MASS_FLOOR = 0.2
 NONE_MASS_WORDS = 2
 RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
-# how much coverage weighs in that second ranking: 2.0, and QUOTED_WEIGHT 0.25 (both 0.5 before), from
-# bench/lookup_sweep.py over every tuning table (2026-12-03; docs/infractions.md, the numbers swept together)
-COVERAGE_POWER = 2.0
+COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking (bench/lookup_sweep.py: docs/infractions.md)
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
@@ -154,7 +159,7 @@ _JP_SPACE_RE = re.compile(rf"(?<=[{_JP}]) +| +(?=[{_JP}])")
 _SPACED_RE = re.compile(r"(?:^|\s)[をがにでのはとも](?:\s|$)")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
 _QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
-QUOTED_WEIGHT = 0.25
+QUOTED_WEIGHT = 0.5
 # A light word (`Word.light`: a pronoun, adverb, adnominal, conjunction or a noun standing as an adverb — どっち,
 # もう, ほぼ, 同じ, しかも, いま) tells how or which, not what happened: it weighs LIGHT_WEIGHT in the coverage.
 LIGHT_WEIGHT = 0.5
@@ -340,13 +345,17 @@ def _latin(w: Word) -> bool:
 
 
 # A compound verb whose second unit only says how (殴りつける, 叩きつける, 怒鳴りつける: 〜付ける) is its first
-# unit's verb as well: the story's 殴りつけた is 殴る (a key of the synonym list), as the analyzer keeps it one word
+# unit's verb as well: the story's 殴りつけた is 殴る (a key of the synonym list), as the analyzer keeps it one word.
+# Only for the verbs of force (a review: 受け付ける is no 受ける, 押し付ける no 押す, and 投げつける is no 投げる, the
+# list's word for conceding).
 _MANNER_UNITS = {fold(x) for x in ("付ける", "つける")}
+_FORCE_VERBS = {fold(x) for x in ("殴る", "叩く", "怒鳴る", "蹴る", "踏む", "睨む", "突く")}
 
 
 def _head(w: Word) -> tuple[str, ...]:
-    """The first unit of a compound verb whose second unit says only how (`_MANNER_UNITS`), else nothing."""
-    if w.verb and len(w.parts) == 2 and w.parts[1] in _MANNER_UNITS:
+    """The first unit of a compound verb of force whose second unit says only how (`_MANNER_UNITS`), else
+    nothing."""
+    if w.verb and len(w.parts) == 2 and w.parts[1] in _MANNER_UNITS and w.parts[0] in _FORCE_VERBS:
         return (w.parts[0],)
     return ()
 
@@ -486,7 +495,7 @@ def _story(text: str) -> str:
     """The story as the lookup reads it: without the spaces it puts between Japanese words (`_JP_SPACE_RE`),
     its counts written as the texts write them (2かい: 2回, 2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), 目 and 途中
     after a count apart (1ゲーム目途中)."""
-    text = _KANA_COUNTER_RE.sub(lambda m: _KANA_COUNTERS[m.group(1)], text)  # before the spaces go: 2かい と
+    text = _KANA_COUNTER_RE.sub(lambda m: _KANA_COUNTERS[m.group(1) or m.group(2)], text)  # before the spaces go
     if _SPACED_RE.search(text):
         text = _JP_SPACE_RE.sub("", text)
     text = _KANA_ME_RE.sub(r"\1目", _COUNT_ME_RE.sub(r"\1つ目", text))
@@ -1303,19 +1312,32 @@ def _sections_first(matches: list[Match]) -> list[Match]:
     return out
 
 
+_CLAUSE_END_RE = re.compile(r"[、。,，.！？!?]")
+_COUNT_DENIED_RE = re.compile(fold(r".{0,8}?(ない|なかっ|ません|ず[、。]?$)"))
+_PERSONS = tuple(fold(p) for p in ("相手", "自分", "私", "僕", "俺", "両者", "双方", "二人", "ふたり", "もう一人"))
+
+
 def _counts(policy: Policy, text: str) -> dict[str, int]:
     """The levels a story counts (注意を4回もらってる, 警告1回と注意2回, 2回目の注意): each level's largest count."""
     out: dict[str, int] = {}
     folded = fold(text)
+    clauses = set()  # the clauses (between 、 and 。) the counts are in
     for lv in policy.levels.values():
         label = re.escape(fold(lv.label))
         for m in re.finditer(
-            fold(rf"{label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}"), folded
+            fold(rf"(?<!不){label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}"), folded
         ):
+            # a count the story denies (警告を2回もらっていない) is none
+            if _COUNT_DENIED_RE.match(_CLAUSE_END_RE.split(folded[m.end() :], 1)[0]):
+                continue
             x = m.group(1) or m.group(2)
             n = int(x) if x.isdigit() else _NUMBERS.get(x, 0)
             if 0 < n < 20:
                 out[lv.label] = max(out.get(lv.label, 0), n)
+                clauses.add(len(_CLAUSE_END_RE.findall(folded[: m.start()])))
+    # counts in two clauses of a story that names two people (相手は注意2回、自分は警告1回) are not one player's
+    if len(clauses) > 1 and len({p for p in _PERSONS if p in folded}) > 1:
+        return {}
     return out
 
 

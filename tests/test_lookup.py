@@ -83,10 +83,8 @@ def test_lookup_on_the_seventh_writers_tuning_half(client):
         # (84.2 / 72.4 again once 悪質 → 重度 was taken out after review)
         ("situations_tune8.yaml", (0.84, 0.72)),
         # the ninth writer's, the fifth pass tuned on it: 73.0 / 62.9 before, 78.7 / 68.5 after in the bench
-        # (77.5 / 67.4 here: the test app carries the fixture game, whose text moves the words' rarity); 79.8 / 66.3
-        # with COVERAGE_POWER 2.0 and QUOTED_WEIGHT 0.25 (2026-12-03, docs/infractions.md: the numbers swept together),
-        # which gain over every tuning table and lose two first answers here
-        ("situations_tune9.yaml", (0.775, 0.66)),
+        # (77.5 / 67.4 here: the test app carries the fixture game, whose text moves the words' rarity)
+        ("situations_tune9.yaml", (0.775, 0.674)),
     ],
 )
 def test_lookup_on_the_eighth_and_ninth_writers_tuning_halves(client, table, bars):
@@ -525,3 +523,29 @@ def test_english_words_and_a_games_name(library):
     words, surfaces, _ = lookup._query_words("game lossになった")
     assert any("ゲームロス" in alts for alts, _ in words), surfaces
     assert lookup._name_re.sub(" ", "TCG大会規定の大会でリセット").split() == ["の大会でリセット"]
+
+
+def test_a_review_of_the_stories_read(client):
+    """A review of passes 13 and 14: the め of めくる is no 目 after a count; a counter in hiragana before a
+    particle is a counter (2かいもらった); a count denied, of 不注意, or of two people is no player's count; only
+    the verbs of force in 〜つける are their first verb (投げつける is no 投げる: conceding)."""
+    from judgeapp.lookup import _counts, _head, _story
+
+    assert _story("山札を3枚めくってしまった") == "山札を3枚めくってしまった"
+    assert _story("5まいめくる") == "5枚めくる"
+    assert _story("注意を2かいもらった") == "注意を2回もらった"
+    assert _story("注意を2かいと警告を1かい") == "注意を2回と警告を1回"
+    assert _story("2かいめの注意") == "2回目の注意"
+    lycee = client.application.extensions["judgeapp.library"].policies.get("lycee")
+    assert _counts(lycee, "警告1回と注意2回") == {"注意": 2, "警告": 1}
+    for text in ("相手は注意2回、自分は警告1回", "警告を2回もらっていない", "不注意が2回続いた"):
+        assert _counts(lycee, text) == {}, text
+    from judgeapp.search import analyzer
+
+    (thrown,) = [w for w in analyzer().words("投げつけた") if w.verb]
+    assert _head(thrown) == ()
+    (hit,) = [w for w in analyzer().words("殴りつけた") if w.verb]
+    assert _head(hit)
+    # who may issue 【敗北】: ch10-3's line first, not answers holding only ジャッジ and 出し
+    r = _api(client, "フロアジャッジが敗北を出していいの？", "ijinden")["results"]
+    assert r[0]["section"] == "ijinden/floor-rules/ch10-3"

@@ -434,6 +434,8 @@ def test_a_count_said_in_kana(library):
     assert ix.as_meant("スコアカードにエヌって") == "スコアカードにエヌって"
     assert ix.as_meant("デッキにびーって書いた") == "デッキにびーって書いた"
     assert ix.search("制限時間さんじゅっぷん").hits[0].id == "dm-senshu/floor-rules/202"
+    # さんてんに is 3点 and the particle に, not 3.2 (a review)
+    assert ix.as_meant("かちてんがさんてんに") == "かちてんが3点に"
 
 
 def test_too_much_is_grammar(library):
