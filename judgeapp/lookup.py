@@ -85,7 +85,9 @@ _KANA_COUNTERS = {
 # (2こうげき, 3どうぐ are other words). A space may stand between the number and the counter (2 かい).
 _PARTICLE_NEXT = "[もとのでをがはにや]"
 _KANA_COUNTER_RE = re.compile(
-    r"(?<=[0-9０-９一二三四五六七八九十何])\s*(?:(かい|まい|てん|にん|ほん)(?=め|目|" + _PARTICLE_NEXT + r"|[^\u3041-\u309f]|$)"
+    r"(?<=[0-9０-９一二三四五六七八九十何])\s*(?:(かい|まい|てん|にん|ほん)(?=め|目|"
+    + _PARTICLE_NEXT
+    + r"|[^\u3041-\u309f]|$)"
     r"|(こ|ど)(?=め|目|[^\u3041-\u309f]|$))"
 )
 # 目 for the め after a count and its counter (2回め, 1ラウンドめ), not the め of a word (3枚めくって: めくる), so
@@ -117,7 +119,9 @@ NONE_MASS_FLOOR = 0.2
 NONE_MASS_WORDS = 2
 RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
-COVERAGE_POWER = 0.5  # how much coverage weighs in that second ranking (bench/lookup_sweep.py: docs/infractions.md)
+COVERAGE_POWER = (
+    0.5  # how much coverage weighs in that second ranking (bench/lookup_sweep.py: docs/infractions.md)
+)
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
@@ -495,7 +499,9 @@ def _story(text: str) -> str:
     """The story as the lookup reads it: without the spaces it puts between Japanese words (`_JP_SPACE_RE`),
     its counts written as the texts write them (2かい: 2回, 2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), 目 and 途中
     after a count apart (1ゲーム目途中)."""
-    text = _KANA_COUNTER_RE.sub(lambda m: _KANA_COUNTERS[m.group(1) or m.group(2)], text)  # before the spaces go
+    text = _KANA_COUNTER_RE.sub(
+        lambda m: _KANA_COUNTERS[m.group(1) or m.group(2)], text
+    )  # before the spaces go
     if _SPACED_RE.search(text):
         text = _JP_SPACE_RE.sub("", text)
     text = _KANA_ME_RE.sub(r"\1目", _COUNT_ME_RE.sub(r"\1つ目", text))
@@ -1314,7 +1320,9 @@ def _sections_first(matches: list[Match]) -> list[Match]:
 
 _CLAUSE_END_RE = re.compile(r"[、。,，.！？!?]")
 _COUNT_DENIED_RE = re.compile(fold(r".{0,8}?(ない|なかっ|ません|ず[、。]?$)"))
-_PERSONS = tuple(fold(p) for p in ("相手", "自分", "私", "僕", "俺", "両者", "双方", "二人", "ふたり", "もう一人"))
+_PERSONS = tuple(
+    fold(p) for p in ("相手", "自分", "私", "僕", "俺", "両者", "双方", "二人", "ふたり", "もう一人")
+)
 
 
 def _counts(policy: Policy, text: str) -> dict[str, int]:
@@ -1325,7 +1333,8 @@ def _counts(policy: Policy, text: str) -> dict[str, int]:
     for lv in policy.levels.values():
         label = re.escape(fold(lv.label))
         for m in re.finditer(
-            fold(rf"(?<!不){label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}"), folded
+            fold(rf"(?<!不){label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}"),
+            folded,
         ):
             # a count the story denies (警告を2回もらっていない) is none
             if _COUNT_DENIED_RE.match(_CLAUSE_END_RE.split(folded[m.end() :], 1)[0]):

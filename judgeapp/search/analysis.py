@@ -931,7 +931,7 @@ def _said_count(run: str, k: str, a: int, is_reading: Callable[[str], bool]) -> 
         if k.startswith("テン", i):
             decimals = _said_numerals(k, i + 2, digitwise=True)
             # さんてんに is 3点に (the particle), not 3.2, which no judge says that way (a review)
-            if decimals and not (k[i + 2 : decimals[0][1]] == "ニ"):
+            if decimals and k[i + 2 : decimals[0][1]] != "ニ":
                 number, i = f"{number}.{decimals[0][0]}", decimals[0][1]
         if "." not in number:
             counter = next((c for c in _COUNT_COUNTERS_BY_LENGTH if k.startswith(c, i)), "")
