@@ -14,11 +14,11 @@ tests/cases/tables.yaml calls `tune`.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
 import yaml
+from sweep import arguments, descend
 from tables import CASES, refuse, tuning
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,7 +31,6 @@ from judgeapp.corpus import load_corpus  # noqa: E402
 from judgeapp.policy import load_policies  # noqa: E402
 from judgeapp.search import load_synonyms  # noqa: E402
 
-MULTIPLES = (0.5, 0.7, 1.4, 2.0)
 NAMES = (
     "PHRASE_WEIGHT",
     "PHRASE_WORDS",
@@ -71,11 +70,7 @@ def put(name: str, v: float) -> None:
 
 
 def main(argv: list[str]) -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--min-gain", type=int, default=3)
-    p.add_argument("--only", default="")
-    args = p.parse_args(argv)
+    args = arguments(argv)
     corpus = load_corpus(ROOT / "rules_corpus")
     policies = load_policies(ROOT / "infractions", corpus)
     synonyms = load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml")
@@ -89,7 +84,7 @@ def main(argv: list[str]) -> None:
 
     situations, nones = load("situations"), load("none")
 
-    def score(values: dict[str, float]) -> tuple[int, int, int, int]:
+    def objective(values: dict[str, float]) -> tuple[float, str]:
         for name, v in values.items():
             put(name, v)
         lookup = L.Lookup(corpus, policies, synonyms)
@@ -105,37 +100,17 @@ def main(argv: list[str]) -> None:
         # the table of situations no text covers that tests/test_lookup.py holds whole: a number that loses
         # one of it is not taken, whatever it gains
         whole = said[NONE_WHOLE] == len(nones[NONE_WHOLE])
-        return (top3 + first + 2 * none) if whole else -1, top3, first, none
+        return (top3 + first + 2 * none) if whole else -1, f"top3 {top3} first {first} none {none}"
+
+    def step(name: str, v: float) -> float | None:
+        if name == "B" and v > 1:
+            return None
+        return max(1, round(v)) if name in INTS else round(v, 4)
 
     start = {n: get(n) for n in NAMES}
-    values = dict(start)
-    best = score(values)
-    print(f"start: top3 {best[1]} first {best[2]} none {best[3]}", flush=True)
-    names = [n for n in NAMES if not args.only or n in args.only.split(",")]
-    for r in range(args.rounds):
-        changed = False
-        for name in names:
-            tried = []
-            for m in MULTIPLES:
-                v = values[name] * m
-                v = max(1, round(v)) if name in INTS else round(v, 4)
-                if v == values[name] or (name == "B" and v > 1):
-                    continue
-                tried.append((score(dict(values, **{name: v})), v))
-            if not tried:
-                continue
-            s, v = max(tried, key=lambda t: t[0][0])
-            mark = ""
-            if s[0] - best[0] >= args.min_gain:
-                values[name], best, changed, mark = v, s, True, "  kept"
-            print(
-                f"round {r + 1} {name}: {values[name]} best try {v} → top3 {s[1]} first {s[2]} none {s[3]}{mark}",
-                flush=True,
-            )
-        if not changed:
-            break
+    values = descend(start, objective, args, step)
     print("changed:", {k: v for k, v in values.items() if v != start[k]})
-    print(f"end: top3 {best[1]} first {best[2]} none {best[3]}")
+    print("end:", objective(values)[1])
 
 
 if __name__ == "__main__":

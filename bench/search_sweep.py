@@ -13,13 +13,13 @@ scored only by bench/search_bench.py.
 
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import yaml
+from sweep import arguments, descend
 from tables import CASES, refuse, tuning
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,8 +30,6 @@ from judgeapp.library import index_docs  # noqa: E402
 from judgeapp.search import SearchIndex, build_index, load_synonyms  # noqa: E402
 from judgeapp.search.evaluate import Evaluator  # noqa: E402
 from judgeapp.search.schema import FIELD_BOOST, WEIGHT  # noqa: E402
-
-MULTIPLES = (0.5, 0.7, 1.4, 2.0)
 
 
 def open_index(workdir: Path) -> SearchIndex:
@@ -86,11 +84,7 @@ def total(s: dict[str, tuple[int, int]]) -> int:
 
 
 def main(argv: list[str]) -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--rounds", type=int, default=2)
-    p.add_argument("--min-gain", type=int, default=3)
-    p.add_argument("--only", default="")
-    args = p.parse_args(argv)
+    args = arguments(argv)
     tables = {}
     for f in tuning("search"):
         refuse(f)
@@ -99,38 +93,22 @@ def main(argv: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         ix = open_index(Path(tmp))
         start = settings()
-        values = dict(start)
-        apply(ix, values)
-        best = score(ix, tables)
-        print(
-            f"start: top5 {sum(a for a, _ in best.values())} first {sum(b for _, b in best.values())} of {n}"
-        )
-        names = [k for k in values if not args.only or k in args.only.split(",")]
-        for r in range(args.rounds):
-            changed = False
-            for name in names:
-                tried = []
-                for m in MULTIPLES:
-                    trial = dict(values, **{name: round(values[name] * m, 4)})
-                    if name == "bm25.B" and trial[name] > 1:
-                        continue
-                    apply(ix, trial)
-                    s = score(ix, tables)
-                    tried.append((total(s), trial[name], s))
-                gain, v, s = max(tried, key=lambda t: t[0])
-                t5, f1 = sum(a for a, _ in s.values()), sum(b for _, b in s.values())
-                mark = ""
-                if gain - total(best) >= args.min_gain:
-                    values[name], best, changed, mark = v, s, True, "  kept"
-                print(
-                    f"round {r + 1} {name}: {values[name]} best try {v} → top5 {t5} first {f1}{mark}",
-                    flush=True,
-                )
+        scored = {}
+
+        def objective(values: dict[str, float]) -> tuple[float, str]:
             apply(ix, values)
-            if not changed:
-                break
+            s = scored[tuple(values.items())] = score(ix, tables)
+            return total(
+                s
+            ), f"top5 {sum(a for a, _ in s.values())} first {sum(b for _, b in s.values())} of {n}"
+
+        def step(name: str, v: float) -> float | None:
+            return None if name == "bm25.B" and v > 1 else round(v, 4)
+
+        values = descend(start, objective, args, step)
+        objective(values)
         print("changed:", {k: v for k, v in values.items() if v != start[k]})
-        for f, (a, b) in best.items():
+        for f, (a, b) in scored[tuple(values.items())].items():
             print(f"  {f}: top5 {a} first {b} of {len(tables[f])}")
 
 
