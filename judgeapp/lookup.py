@@ -629,7 +629,10 @@ class Lookup:
         # A game's names as a judge types them (リセ, イジン, DM): where no line spells one, it names the setting
         # of the story, not what happened (`_query_words` drops it)
         self.game_names = {squash(n) for game in corpus.games.values() for n in game.names}
+        # every game's names (a story searched without a game), and each game's own (its own search: a review
+        # found 大会規定違反 in a dm-senshu story lose its 大会規定, which only tcg-taikai's name is)
         self._name_re = _names_re(n for game in corpus.games.values() for n in game.names)
+        self._own_name_re = {g: _names_re(game.names) for g, game in corpus.games.items()}
         self._round = analyzer().words("ラウンド")[0]
         self.answers: list[Answer] = []
         index: dict[str, int] = {}
@@ -1034,7 +1037,8 @@ class Lookup:
         limit = max(1, min(int(limit), 100))
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
-        story = self._name_re.sub(" ", _story(text)) if self._name_re else _story(text)
+        names = self._own_name_re.get(game) if game else self._name_re
+        story = names.sub(" ", _story(text)) if names else _story(text)
         words, surfaces, light = self._query_words(story)
         qgrams = set(_grams(text))
         fused = np.zeros(len(self.answers))

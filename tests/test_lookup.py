@@ -546,6 +546,9 @@ def test_a_review_of_the_stories_read(client):
     assert _head(thrown) == ()
     (hit,) = [w for w in analyzer().words("殴りつけた") if w.verb]
     assert _head(hit)
+    # a game's own names only leave its own stories (大会規定 is tcg-taikai's name, a word in a dm-senshu story)
+    assert not _api(client, "大会規定違反", "dm-senshu").get("none")
+    assert _api(client, "大会規定違反", "dm-senshu")["results"]
     # who may issue 【敗北】: ch10-3's line first, not answers holding only ジャッジ and 出し
     r = _api(client, "フロアジャッジが敗北を出していいの？", "ijinden")["results"]
     assert r[0]["section"] == "ijinden/floor-rules/ch10-3"
