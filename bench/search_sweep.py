@@ -17,7 +17,6 @@ import sys
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import yaml
 from sweep import arguments, descend
 from tables import CASES, refuse, tuning
@@ -61,9 +60,7 @@ def apply(ix: SearchIndex, values: dict[str, float]) -> None:
     ix._evaluator = ev
     ix._phrase_built.clear()
     ix._named_weights.clear()
-    ix._section_weight = np.array(
-        [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in ev.stored]
-    )
+    ix._section_weight = ix._container_weights()
 
 
 def score(ix: SearchIndex, tables: dict[str, list[dict]]) -> dict[str, tuple[int, int]]:

@@ -32,6 +32,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from functools import cache, cached_property
 from pathlib import Path
 
 import numpy as np
@@ -119,9 +120,8 @@ NONE_MASS_FLOOR = 0.2
 NONE_MASS_WORDS = 2
 RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
-COVERAGE_POWER = (
-    0.5  # how much coverage weighs in that second ranking (bench/lookup_sweep.py: docs/infractions.md)
-)
+# how much coverage weighs in that second ranking (bench/lookup_sweep.py swept it: docs/infractions.md)
+COVERAGE_POWER = 0.5
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
@@ -237,7 +237,7 @@ class Match:
         """The passage with the matched words in <mark> (made when shown)."""
         return mark(self.passage, self.alternatives)
 
-    @property
+    @cached_property
     def level(self) -> Level | None:
         """A section's answer on a level's own line (「…に対して与えられます」): that level, the one the line names."""
         a = self.answer
@@ -1329,17 +1329,22 @@ _PERSONS = tuple(
 )
 
 
+@cache
+def _count_re(label: str) -> re.Pattern:
+    """A count of a level in a folded story: 注意を2回, 警告1点, 2回目の注意 (not 不注意)."""
+    label = re.escape(fold(label))
+    return re.compile(
+        fold(rf"(?<!不){label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}")
+    )
+
+
 def _counts(policy: Policy, text: str) -> dict[str, int]:
     """The levels a story counts (注意を4回もらってる, 警告1回と注意2回, 2回目の注意): each level's largest count."""
     out: dict[str, int] = {}
     folded = fold(text)
     clauses = set()  # the clauses (between 、 and 。) the counts are in
     for lv in policy.levels.values():
-        label = re.escape(fold(lv.label))
-        for m in re.finditer(
-            fold(rf"(?<!不){label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}"),
-            folded,
-        ):
+        for m in _count_re(lv.label).finditer(folded):
             # a count the story denies (警告を2回もらっていない) is none
             if _COUNT_DENIED_RE.match(_CLAUSE_END_RE.split(folded[m.end() :], 1)[0]):
                 continue

@@ -348,12 +348,14 @@ def section_number_key(text: str) -> str | None:
 # --- romaji ----------------------------------------------------------------------------------------------
 
 _ROMAJI_VOWELS = {"a": "あ", "i": "い", "u": "う", "e": "え", "o": "お"}
-_ROMAJI_ROWS = {
+# The kana of each consonant's row, by vowel (a i u e o): romaji read here and a romaji tail's moras
+# (search.analysis.romaji_moras, which adds the rows of loan words' kana).
+KANA_ROWS = {
     "k": "かきくけこ", "g": "がぎぐげご", "s": "さしすせそ", "z": "ざじずぜぞ", "t": "たちつてと",
     "d": "だぢづでど", "n": "なにぬねの", "h": "はひふへほ", "b": "ばびぶべぼ", "p": "ぱぴぷぺぽ",
     "m": "まみむめも", "r": "らりるれろ",
 }  # fmt: skip
-_ROMAJI = {c + v: row[i] for c, row in _ROMAJI_ROWS.items() for i, v in enumerate("aiueo")}
+_ROMAJI = {c + v: row[i] for c, row in KANA_ROWS.items() for i, v in enumerate("aiueo")}
 _ROMAJI.update(_ROMAJI_VOWELS)
 _ROMAJI.update({"ya": "や", "yu": "ゆ", "yo": "よ", "wa": "わ", "wo": "を"})
 _ROMAJI.update(

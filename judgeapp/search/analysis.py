@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from whoosh import query as Q
 
 from ..textnorm import (
+    KANA_ROWS,
     LETTER_NAMES,
     deletions,
     fold,
@@ -993,16 +994,16 @@ def spoken_counts(text: str, is_reading: Callable[[str], bool] = lambda k: False
 # A run of kana that ends in one or two consonants of romaji (ちこk, しゃっふr): the phone's kana input had
 # not converted the mora the judge was typing. Lower case only (DQ, GL and HJ are words, not a tail).
 ROMAJI_TAIL = re.compile("([ぁ-んァ-ヶー]{2,})([bcdfghjklmnpqrstvwxyz]{1,2})(?![a-zA-Z0-9])")
-_ROWS = {
-    "k": "カキクケコ", "g": "ガギグゲゴ", "s": "サシスセソ", "z": "ザジズゼゾ", "j": ["ジャ", "ジ", "ジュ", "ジェ", "ジョ"],
-    "t": "タチツテト", "d": "ダヂヅデド", "n": "ナニヌネノ", "h": "ハヒフヘホ", "f": ["ファ", "フィ", "フ", "フェ", "フォ"],
-    "b": "バビブベボ", "p": "パピプペポ", "m": "マミムメモ", "y": ["ヤ", "", "ユ", "", "ヨ"], "r": "ラリルレロ",
+# textnorm's plain rows in katakana, and the rows of loan words' kana (ファ, ヴァ) and of the contracted sounds
+_OTHER_ROWS = {
+    "j": ["ジャ", "ジ", "ジュ", "ジェ", "ジョ"], "f": ["ファ", "フィ", "フ", "フェ", "フォ"], "y": ["ヤ", "", "ユ", "", "ヨ"],
     "w": ["ワ", "", "", "", "ヲ"], "v": ["ヴァ", "ヴィ", "ヴ", "ヴェ", "ヴォ"], "c": "カシクセコ",
     "sh": ["シャ", "シ", "シュ", "シェ", "ショ"], "ch": ["チャ", "チ", "チュ", "チェ", "チョ"],
     "ts": ["", "", "ツ", "", ""], "ky": ["キャ", "", "キュ", "", "キョ"], "gy": ["ギャ", "", "ギュ", "", "ギョ"],
     "ny": ["ニャ", "", "ニュ", "", "ニョ"], "hy": ["ヒャ", "", "ヒュ", "", "ヒョ"], "by": ["ビャ", "", "ビュ", "", "ビョ"],
     "py": ["ピャ", "", "ピュ", "", "ピョ"], "my": ["ミャ", "", "ミュ", "", "ミョ"], "ry": ["リャ", "", "リュ", "", "リョ"],
 }  # fmt: skip
+_ROWS = {c: to_katakana(row) for c, row in KANA_ROWS.items()} | _OTHER_ROWS
 
 
 def romaji_moras(letters: str) -> list[str]:

@@ -65,10 +65,7 @@ class SearchIndex(QueryBuilding):
         # Each section folded once, for the snippets.
         self._folded = [fold(f["text"] or f["title_text"]) for f in self._evaluator.stored]
         self._gapless: dict[int, Gapless] = {}  # each section's folded text without gaps (`Gapless`)
-        # A section with no text of its own (a heading over its subsections) carries no answer: it ranks lower.
-        self._section_weight = np.array(
-            [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
-        )
+        self._section_weight = self._container_weights()
         self._cache: OrderedDict[tuple, Results] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.game_names = GameNames(games or {}, self.analyzer.bounds)
@@ -221,6 +218,13 @@ class SearchIndex(QueryBuilding):
             hits=hits,
             named=[NamedGame(name, g, True) for g, name in shown.items()],
             rest=text,
+        )
+
+    def _container_weights(self) -> np.ndarray:
+        """Each section's own weight: a section with no text of its own (a heading over its subsections) carries
+        no answer, so it ranks lower (`WEIGHT["container"]`)."""
+        return np.array(
+            [1.0 if (f["text"] or "").strip() else WEIGHT["container"] for f in self._evaluator.stored]
         )
 
     def _weights(self, games: list[str]) -> np.ndarray:
