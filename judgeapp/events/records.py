@@ -355,19 +355,24 @@ _WITH_STATE = (
 )
 
 
+# The player page's statement: the player (of the event) with every record and its void, appeal and decision.
+# Built once, not at every request (building it and its cache key cost about a fifth of the page's CPU).
+_PLAYER_PAGE = (
+    select(Player, Penalty, Void, Appeal, Decision)
+    .outerjoin(Penalty, Penalty.player_id == Player.id)
+    .outerjoin(Void, Void.penalty_id == Penalty.id)
+    .outerjoin(Appeal, Appeal.penalty_id == Penalty.id)
+    .outerjoin(Decision, Decision.appeal_id == Appeal.id)
+    .options(lazyload(Appeal.penalty), lazyload(Penalty.player))  # both come from this row
+    .where(Player.id == bindparam("player_id"), Player.event_id == bindparam("event_id"))
+    .order_by(Penalty.seq)
+)
+
+
 def player_page_record(db: Database, policy: Policy, event_id: int, player_id: object) -> PlayerRecord:
     """The player (of this event, else 404) with every record as it stands now: one statement."""
     with db.reader() as s:
-        rows = s.execute(
-            select(Player, Penalty, Void, Appeal, Decision)
-            .outerjoin(Penalty, Penalty.player_id == Player.id)
-            .outerjoin(Void, Void.penalty_id == Penalty.id)
-            .outerjoin(Appeal, Appeal.penalty_id == Penalty.id)
-            .outerjoin(Decision, Decision.appeal_id == Appeal.id)
-            .options(lazyload(Appeal.penalty), lazyload(Penalty.player))  # both come from this row
-            .where(Player.id == parse_id(player_id), Player.event_id == event_id)
-            .order_by(Penalty.seq)
-        ).all()
+        rows = s.execute(_PLAYER_PAGE, {"player_id": parse_id(player_id), "event_id": event_id}).all()
         if not rows:
             raise JudgeappError("その選手はこの大会に登録されていません。", 404, "unknown_player")
         player = rows[0][0]
