@@ -161,6 +161,9 @@ _JP_SPACE_RE = re.compile(rf"(?<=[{_JP}]) +| +(?=[{_JP}])")
 # a story written word by word: a particle stands between spaces (ひと が あいて を); a phone note's spaces
 # (スコアカード 返送忘れ 3週たった) part its phrases, which the analyzer reads as they are
 _SPACED_RE = re.compile(r"(?:^|\s)[をがにでのはとも](?:\s|$)")
+# the space after such a particle stays: the writer's word break there is the one the analyzer needs (joined,
+# 「わたし が かった」 is わたし・がかる, 「わたさないで かくした」 わたさ・でかい; a blank it reads as a word's end)
+_AFTER_PARTICLE_RE = re.compile(r"(?:^|\s)[をがにでのはとも]$")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
 _QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
 QUOTED_WEIGHT = 0.5
@@ -496,14 +499,18 @@ def _names_re(names: Iterable[str]) -> re.Pattern | None:
 
 
 def _story(text: str) -> str:
-    """The story as the lookup reads it: without the spaces it puts between Japanese words (`_JP_SPACE_RE`),
+    """The story as the lookup reads it: without the spaces it puts between Japanese words (`_JP_SPACE_RE`)
+    but the one after a lone particle (`_AFTER_PARTICLE_RE`: ひと が あいて を おした → ひとが あいてを おした),
     its counts written as the texts write them (2かい: 2回, 2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), 目 and 途中
     after a count apart (1ゲーム目途中)."""
     text = _KANA_COUNTER_RE.sub(
         lambda m: _KANA_COUNTERS[m.group(1) or m.group(2)], text
     )  # before the spaces go
     if _SPACED_RE.search(text):
-        text = _JP_SPACE_RE.sub("", text)
+        spaced = text
+        text = _JP_SPACE_RE.sub(
+            lambda m: " " if _AFTER_PARTICLE_RE.search(spaced, 0, m.start()) else "", spaced
+        )
     text = _KANA_ME_RE.sub(r"\1目", _COUNT_ME_RE.sub(r"\1つ目", text))
     return _ME_TOCHU_RE.sub(r"\1目 途中", text)
 

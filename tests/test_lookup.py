@@ -504,10 +504,10 @@ def test_a_denied_word_finds_no_synonym_key(client):
 @pytest.mark.parametrize(
     "q, read",
     [
-        ("プレイヤー が あいて を おしました", "プレイヤーがあいてをおしました"),
-        ("注意 2かい と 警告 1かい を うけた", "注意2回と警告1回をうけた"),
-        ("1ラウンド め で 注意", "1ラウンド目で注意"),
-        ("game loss に なった", "game lossになった"),
+        ("プレイヤー が あいて を おしました", "プレイヤーが あいてを おしました"),
+        ("注意 2かい と 警告 1かい を うけた", "注意2回と 警告1回を うけた"),
+        ("1ラウンド め で 注意", "1ラウンド目で 注意"),
+        ("game loss に なった", "game lossに なった"),
         # a phone note's spaces part its phrases: they stay
         ("スコアカード 返送忘れ 3週たった", "スコアカード 返送忘れ 3週たった"),
     ],
@@ -516,6 +516,18 @@ def test_a_story_written_word_by_word_is_read_as_one(q, read):
     from judgeapp.lookup import _story
 
     assert _story(q) == read
+
+
+def test_a_lone_particle_keeps_the_writers_break_after_it(library):
+    """Joined to the next word, a lone particle is read as part of it (あいてがかった: がかる, as in 青みがかる;
+    ないでかくした: でかい); the space after it stays, so the next word is read on its own."""
+    from judgeapp.lookup import _story
+
+    story = _story("さいご は あいて が かった と おもう")
+    assert story == "さいごは あいてが かったと おもう"
+    words, surfaces, _ = library.lookup._query_words(story)
+    assert not any("ガカル" in alts for alts, _ in words), surfaces
+    assert any("r:カッ" in alts for alts, _ in words), surfaces
 
 
 def test_english_words_and_a_games_name(library):
