@@ -459,7 +459,7 @@ def nothing_fits_export(lookup, synonyms: list[tuple[list[str], list[str]]] = ()
 def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     lib = current_library()
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
-    docs = list(index_docs(lib.corpus) if kind == "search" else situation_docs(lib.policies))
+    docs = index_docs(lib.corpus) if kind == "search" else list(situation_docs(lib.policies))
     levels = {}  # a level's own line (`Lookup.level_lines`): that level, on its section's line
     if kind == "situations" and lib.lookup is not None:
         for a, level, line in lib.lookup.level_lines():
