@@ -243,20 +243,42 @@ class Match:
     @cached_property
     def level(self) -> Level | None:
         """A section's answer on a level's own line (「…に対して与えられます」): that level, the one the line names."""
-        a = self.answer
-        if a.section is None or not LEVEL_LINE_RE.search(self.passage):
-            return None
-        levels = [
-            lv
-            for lv in a.policy.levels.values()
-            if any(c.section == a.section.id and _quote_in(c.quote, self.passage) for c in lv.citations)
-        ]
-        return levels[0] if len(levels) == 1 else None
+        return line_level(self.answer, self.passage)
+
+    @property
+    def level_meta(self) -> str:
+        return level_meta(self.level) if self.level else ""
+
+    @property
+    def level_issuer(self) -> str | None:
+        return level_issuer(self.level) if self.level else None
 
     @property
     def kind(self) -> str:
         a = self.answer
         return "infraction" if a.infraction is not None else "rule" if a.rule is not None else "section"
+
+
+def line_level(answer: Answer, passage: str) -> Level | None:
+    """The level whose own line `passage` is, for a section's answer (`LEVEL_LINE_RE`, one level quoting it)."""
+    if answer.section is None or not LEVEL_LINE_RE.search(passage):
+        return None
+    levels = [
+        lv
+        for lv in answer.policy.levels.values()
+        if any(c.section == answer.section.id and _quote_in(c.quote, passage) for c in lv.citations)
+    ]
+    return levels[0] if len(levels) == 1 else None
+
+
+def level_meta(level: Level) -> str:
+    """Beside a level line's badge (the page, and the offline lookup's export)."""
+    return f"ジャッジの判断あり・この節が【{level.label}】を与える場合："
+
+
+def level_issuer(level: Level) -> str | None:
+    """Who alone may issue the level (ijinden's 【敗北】), as the wizard's outcome says; None for anyone."""
+    return f"【{level.label}】を与えられるのは{level.restricted_to}です。" if level.restricted_to else None
 
 
 @dataclass
@@ -498,6 +520,10 @@ def _names_re(names: Iterable[str]) -> re.Pattern | None:
     return re.compile("|".join(alts), re.IGNORECASE) if alts else None
 
 
+# after the spaces: a count's 目 (2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), and 目 and 途中 apart (1ゲーム目途中)
+_STORY_SUBS = ((_COUNT_ME_RE, r"\1つ目"), (_KANA_ME_RE, r"\1目"), (_ME_TOCHU_RE, r"\1目 途中"))
+
+
 def _story(text: str) -> str:
     """The story as the lookup reads it: without the spaces it puts between Japanese words (`_JP_SPACE_RE`)
     but the one after a lone particle (`_AFTER_PARTICLE_RE`: ひと が あいて を おした → ひとが あいてを おした),
@@ -511,8 +537,9 @@ def _story(text: str) -> str:
         text = _JP_SPACE_RE.sub(
             lambda m: " " if _AFTER_PARTICLE_RE.search(spaced, 0, m.start()) else "", spaced
         )
-    text = _KANA_ME_RE.sub(r"\1目", _COUNT_ME_RE.sub(r"\1つ目", text))
-    return _ME_TOCHU_RE.sub(r"\1目 途中", text)
+    for pattern, repl in _STORY_SUBS:
+        text = pattern.sub(repl, text)
+    return text
 
 
 def _grams(text: str) -> Counter:
@@ -1153,6 +1180,32 @@ class Lookup:
                 out[t][1].add(game)
         return bm.n, out
 
+    def level_lines(self) -> list[tuple[Answer, Level, str]]:
+        """Each level's own line a section's answer can be given on (`line_level`: ijinden ch10-2 to 10-4), with
+        its section's answer: what the offline lookup lists as that level (judgeapp/offline.py)."""
+        out = []
+        for u in self.units["passage"]:
+            for i, w in u.targets:
+                a = self.answers[i]
+                if w >= 1.0 and (level := line_level(a, u.text)) is not None:
+                    out.append((a, level, u.text))
+        return out
+
+    def story_export(self) -> dict:
+        """What the browser needs to read a story as `_story` and `search` do (static/offline-search.js
+        `story`): the patterns' sources (JavaScript reads them alike), the kana counters, and the games' names
+        left out of a story's words ("" for every game's, a story searched without a game)."""
+        names = {"": self._name_re, **self._own_name_re}
+        return {
+            "counter": _KANA_COUNTER_RE.pattern,
+            "counters": _KANA_COUNTERS,
+            "spaced": _SPACED_RE.pattern,
+            "jp_space": _JP_SPACE_RE.pattern,
+            "after_particle": _AFTER_PARTICLE_RE.pattern,
+            "subs": [[p.pattern, repl.replace("\\1", "$1")] for p, repl in _STORY_SUBS],
+            "names": {g: r.pattern for g, r in names.items() if r is not None},
+        }
+
     def _word_weights(
         self, words: list[tuple[tuple[str, ...], float]], by_group: bool = False
     ) -> list[float]:
@@ -1499,8 +1552,7 @@ def match_json(m: Match) -> dict:
     level = m.level
     if level is not None:
         note = f"この節は【{level.label}】が与えられる場合を定めています。この状況がそれに当たるかどうかはジャッジの判断です。"
-        if level.restricted_to:  # who alone may issue it (ijinden's 【敗北】), as the wizard's outcome says
-            note += f"【{level.label}】を与えられるのは{level.restricted_to}です。"
+        note += level_issuer(level) or ""  # who alone may issue it (ijinden's 【敗北】)
     elif open_:
         note = "この節の文言（「できます」「ことがあります」など）は、判断に任せています。"
     else:

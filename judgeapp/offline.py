@@ -28,7 +28,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
-from .lookup import NONE_MESSAGE, NONE_MESSAGE_ALL
+from .lookup import NONE_MESSAGE, NONE_MESSAGE_ALL, level_issuer, level_meta
 from .lookup import STOP as LOOKUP_STOP
 from .search import (
     NUMBERING,
@@ -42,7 +42,7 @@ from .search import (
 )
 from .search.analysis import KANJI_RE, SAME_COUNTER
 from .search.games import ABOUT_A_GAME, ASKING_TAILS, scope_names
-from .search.schema import WEIGHT
+from .search.schema import WEIGHT, IndexDoc
 from .textnorm import fold, is_kana, squash
 
 bp = Blueprint("offline", __name__)
@@ -459,7 +459,23 @@ def nothing_fits_export(lookup, synonyms: list[tuple[list[str], list[str]]] = ()
 def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
     lib = current_library()
     synonyms = load_synonyms(synonyms_path) if synonyms_path and Path(synonyms_path).exists() else []
-    docs = index_docs(lib.corpus) if kind == "search" else situation_docs(lib.policies)
+    docs = index_docs(lib.corpus) if kind == "search" else list(situation_docs(lib.policies))
+    levels = {}  # a level's own line (`Lookup.level_lines`): that level, on its section's line
+    if kind == "situations" and lib.lookup is not None:
+        for a, level, line in lib.lookup.level_lines():
+            key = f"{a.game}/level:{level.id}"
+            levels[key] = (a.section, level, line)
+            docs.append(
+                IndexDoc(
+                    id=key,
+                    game=a.game,
+                    doc="infractions",
+                    anchor="",
+                    title="",  # the line alone is its evidence (the title's ③ and 【敗北】 would outweigh it)
+                    doc_title=a.policy.name,
+                    text=line,
+                )
+            )
     data = build_index_export(docs, synonyms, search=kind == "search")
     # each game's names, read in a query's words as the server reads them (search/games.py)
     if kind == "search":
@@ -481,6 +497,12 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
         for d in data["docs"]:
             game, _, iid = d["id"].partition("/")
             policy = lib.policies.games[game]
+            if d["id"] in levels:  # as the server's page shows it: the level, discretion, who may issue it
+                sec, level, line = levels[d["id"]]
+                d.update(title=sec.title, pen=level.label, meta=level_meta(level), snip=line, href=sec.url)
+                if level_issuer(level):
+                    d["warn"] = level_issuer(level)
+                continue
             if iid.startswith("rule:"):  # an accumulation rule: its badge, and the section it cites
                 rule = next(r for r in policy.file.rules if f"rule:{r.id}" == iid)
                 d["pen"] = f"{policy.rule_badge(rule)} {policy.rule_note(rule)}・累積・格上げの規定"
@@ -492,6 +514,7 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
             d["snip"] = inf.description  # the snippet (the judges' words in `text` are for matching only)
         if lib.lookup is not None:
             data["none"] = nothing_fits_export(lib.lookup, synonyms)
+            data["story"] = lib.lookup.story_export()  # the story as the server's lookup reads it
         # the story's words without meaning, as the server's lookup drops them
         data["stop"] = sorted(LOOKUP_STOP)
     data["version"] = version

@@ -77,6 +77,10 @@
     (data.about_chars || []).forEach(function (c) { self.aboutChars[c] = 1; });
     this.surfaces = dict(data.surfaces);
     if (data.none) data.none.terms = dict(data.none.terms);
+    var st = data.story; /* the situation lookup: a story as the server reads it (`readStory`) */
+    if (st) this.story = { counter: new RegExp(st.counter, "g"), counters: st.counters, spaced: new RegExp(st.spaced),
+      jpSpace: new RegExp(st.jp_space, "g"), afterParticle: new RegExp(st.after_particle), subs: st.subs.map(function (x) { return [new RegExp(x[0], "g"), x[1]]; }),
+      names: dict(Object.keys(st.names).reduce(function (o, g) { o[g] = new RegExp(st.names[g], "gi"); return o; }, {})) };
     this.maxSurface = 1;
     Object.keys(data.surfaces).forEach(function (s) { if (s.length > self.maxSurface) self.maxSurface = Math.min(s.length, 16); });
     data.docs.forEach(function (d, i) {
@@ -485,7 +489,23 @@
     var order = [], most = Math.max.apply(null, each.map(function (o) { return o.length; }));
     for (var k = 0; k < most; k++) each.forEach(function (o) { if (k < o.length) order.push(o[k]); }); /* several games: in turn */
     return { query: typed, named: shown, rest: typed, total: order.length,
-             hits: order.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, []) }; }) };
+             hits: order.slice(0, limit).map(function (i) { return self.hit(i, []); }) };
+  };
+
+  /* A story as the server's lookup reads it (judgeapp/lookup.py `_story`, its patterns exported): a counter in
+     hiragana after a number as the texts write it (2かい: 2回), a story written word by word (a particle between
+     spaces) without the spaces beside its Japanese, 目 after a count, and the games' names left out (the game's
+     own, or every game's without one); `spaced`: the writer's spaces kept */
+  Index.prototype.readStory = function (text, game, spaced) {
+    var st = this.story;
+    text = text.replace(st.counter, function (m, a, b) { return st.counters[a || b]; });
+    if (!spaced && text.search(st.spaced) >= 0) {
+      /* the spaces between Japanese words go, but the one after a lone particle (ひと が あいて を) */
+      text = text.replace(st.jpSpace, function (m, at, whole) { return st.afterParticle.test(whole.slice(0, at)) ? " " : ""; });
+    }
+    st.subs.forEach(function (x) { text = text.replace(x[0], x[1]); });
+    var names = st.names[game || ""];
+    return cleanQuery(names ? text.replace(names, " ") : text);
   };
 
   /* Whether a game's text covers the story (as the server: one word found needs more of the story than two) */
@@ -499,6 +519,8 @@
     limit = limit || 10;
     var found = [], seen = new Set(), matching = new Set();
     if (!text) return { query: text, total: 0, hits: [] };
+    var spaced = text;
+    if (this.story) { spaced = this.readStory(text, game, true); text = this.readStory(text, game); }
     /* without a game, the games the query names come first (their sections' scores weigh more, as on the
        server); their names are no words of the query */
     var named = game || asTyped ? [] : this.named(text), weight = dict(), shown = [], unsure = null;
@@ -561,10 +583,14 @@
           function (d) { return d.sq.indexOf(key) >= 0; });
     }
     if (this.data.none) { /* the situation lookup: a game's answers only where the game's text covers the story */
-      var cov = this.storyCoverage(text);
-      found = found.filter(function (i) { return self.fits(cov[self.docs[i].game]); });
-      var fits = this.data.none.games.some(function (g) { return (!game || g === game) && self.fits(cov[g]); });
-      if (!fits) return { query: text, total: 0, hits: [], none: true, message: game ? this.data.none.message : this.data.none.message_all };
+      /* the story as the server reads it, and with the writer's spaces kept: the browser, which has no
+         dictionary, finds a hiragana word only between them (かった in 「どっち か が かった」); nothing fits
+         only where neither reading fits */
+      var cov = this.storyCoverage(text), kept = spaced !== text && this.storyCoverage(spaced);
+      var fitsIn = function (g) { return self.fits(cov[g]) || (kept && self.fits(kept[g])); };
+      found = found.filter(function (i) { return fitsIn(self.docs[i].game); });
+      var fits = this.data.none.games.some(function (g) { return (!game || g === game) && fitsIn(g); });
+      if (!fits) return { query: typed, total: 0, hits: [], none: true, message: game ? this.data.none.message : this.data.none.message_all };
     }
     var marks = this.words(text).map(function (w) { return w.surface; }).concat([key]);
     /* whether any section of each game named matches the rest (else the other games' are all there is) */
@@ -578,7 +604,14 @@
       return game ? { query: typed, named: [], rest: "", total: itself.total, hits: itself.hits } : itself;
     }
     return { query: typed, named: shown, rest: named.length ? text : "", total: Math.max(matching.size, Math.min(found.length, limit)),
-             hits: found.slice(0, limit).map(function (i) { var d = self.docs[i]; return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", href: d.href, snippet: snippet(d.snip || d.text || d.title, marks) }; }) };
+             hits: found.slice(0, limit).map(function (i) { return self.hit(i, marks); }) };
+  };
+
+  /* a result as the page lists it; a level's own line with the note beside its badge and who may issue it */
+  Index.prototype.hit = function (i, marks) {
+    var d = this.docs[i];
+    return { id: d.id, game: d.game, title: d.title, doc: d.doc, pen: d.pen || "", meta: d.meta, warn: d.warn,
+             href: d.href, snippet: snippet(d.snip || d.text || d.title, marks) };
   };
 
   function snippet(text, marks) {
@@ -678,7 +711,12 @@
         hits.forEach(function (h) {
           var parts = h.id.split("/"), li = el("li");
           li.appendChild(el("a", { "class": "title", href: h.href || "/wizard/" + parts[0] + "/" + parts[1] }, h.title));
-          if (h.pen) { var m = el("div", { "class": "meta" }); m.appendChild(el("span", { "class": "badge" }, h.pen)); li.appendChild(m); }
+          if (h.pen) {
+            var m = el("div", { "class": "meta" }); m.appendChild(el("span", { "class": "badge" }, h.pen));
+            if (h.meta) m.appendChild(document.createTextNode(" " + h.meta));
+            li.appendChild(m);
+          }
+          if (h.warn) li.appendChild(el("p", { "class": "small warn" }, h.warn));
           var p = el("p", { "class": "snippet" }); p.appendChild(h.snippet); li.appendChild(p); ol.appendChild(li);
         });
         return ol;

@@ -43,6 +43,17 @@ def online_title(client, url: str) -> str:
     return re.search(r"<title>(.*?)</title>", html, re.S).group(1).replace("&amp;", "&")
 
 
+def first_answer(lookup, q: str, game: str | None) -> str | None:
+    """The server's first answer that the offline index holds: an infraction, an accumulation rule, or a level's
+    own line (`<game>/level:<id>`); not the sections that decide no penalty (as bench/offline_lookup_agree.py)."""
+    for m in lookup.search(q, game=game, limit=8).matches:
+        if m.answer.infraction or m.answer.rule:
+            return m.answer.key
+        if m.level is not None:
+            return f"{m.answer.game}/level:{m.level.id}"
+    return None
+
+
 def test_every_section_and_wizard_page_opens_offline(app, client, offline_phone, live_server, tmp_path):
     phone = offline_phone
     lib = app.extensions["judgeapp.library"]
@@ -120,16 +131,7 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
     assert agree / len(cases) >= 0.89
     # The situation lookup, over the situations table, against the server's own lookup.
     situations = load_cases("situations.yaml")
-    sit_expected = []
-    for case in situations:
-        # The server's first answer that is an infraction or an accumulation rule (the offline index holds
-        # those, not the sections no infraction cites).
-        found = [
-            m
-            for m in lib.lookup.search(case["q"], game=case["game"], limit=8).matches
-            if m.answer.infraction or m.answer.rule
-        ]
-        sit_expected.append(found[0].answer.key if found else None)
+    sit_expected = [first_answer(lib.lookup, case["q"], case["game"]) for case in situations]
     sit_got = phone.evaluate(
         """async (cases) => {
         const ix = await judgeappOffline.load('situations');
@@ -506,6 +508,50 @@ def kept_record_page(app, phone, base: str) -> str:
     record_url = f"/events/{event_id}/record?player={pid}"
     wait_event_kept(phone, record_url)
     return record_url
+
+
+def test_offline_lookup_reads_a_story_as_the_server(app, offline_phone, live_server, tmp_path):
+    """The server's lookup passes 13 and 14 offline (the browser offline once the worker has kept the app): a
+    level's own line answers that level, with who alone may issue it; a story written word by word, a counter
+    in hiragana and the game's own name in the story are read as the server reads them."""
+    from judgeapp.lookup import match_json
+
+    phone = offline_phone
+    lib = app.extensions["judgeapp.library"]
+    phone.context.set_offline(True)
+    # ijinden ch10-3 「…に対して与えられます」: 【敗北】, the judge deciding, and who alone may issue it
+    q = "悪質な違反でゲームが続けられない"
+    m = lib.lookup.search(q, game="ijinden").matches[0]
+    assert m.level is lib.policies.games["ijinden"].levels["defeat"]
+    server = match_json(m)
+    phone.emulate_media(color_scheme="dark")
+    phone.goto(live_server + "/wizard/ijinden?" + urlencode({"q": q}))
+    phone.wait_for_selector("#offline-lookup ol.results li")
+    assert phone.locator("#offline-banner").is_visible()
+    first = phone.locator("#offline-lookup ol.results li").first
+    assert first.locator("a.title").inner_text() == server["name"]
+    assert first.locator("a.title").get_attribute("href") == server["url"]
+    assert first.locator(".badge").inner_text() == server["penalty"] == "敗北"
+    assert m.level_meta in first.locator(".meta").inner_text()
+    warn = first.locator("p.warn").inner_text()
+    assert warn == m.level_issuer and warn in server["discretion_note"]
+    phone.screenshot(path=str(tmp_path / "offline-level-line-dark.png"))
+    # the same first answer offline as on the server: a story written word by word with a counter in
+    # hiragana (2かい: 2回), the game's own name in the story (イジンデン, リセ: left out of its words)
+    stories = [
+        ("注意 を 2かい うけた ダイバー は どう なる", "ijinden"),
+        ("イジンデン で 悪質な違反", "ijinden"),
+        ("リセ で 遅刻", "lycee"),
+    ]
+    got = phone.evaluate(
+        """async (cases) => {
+        const ix = await judgeappOffline.load('situations');
+        return cases.map(c => { const r = ix.search(c[0], c[1], 8); return r.hits.length ? r.hits[0].id : null; });
+    }""",
+        stories,
+    )
+    assert got == [first_answer(lib.lookup, q, g) for q, g in stories]
+    assert got[1] == "ijinden/level:defeat"
 
 
 def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):

@@ -68,13 +68,70 @@ def test_index_export_is_compact_and_from_the_corpus(client, library):
     sit = client.get("/offline/situations.json").get_json()
     # every infraction and every accumulation rule (注意 2 = 警告 1 answers offline too), each rule with its
     # badge and the section it rests on
-    assert {d["id"] for d in sit["docs"]} == {
+    assert {d["id"] for d in sit["docs"] if "/level:" not in d["id"]} == {
         f"{g}/{i}" for g, p in library.policies.games.items() for i in p.infractions
     } | {f"{g}/rule:{r.id}" for g, p in library.policies.games.items() for r in p.file.rules}
     rules = [d for d in sit["docs"] if "/rule:" in d["id"]]
     assert rules and all(d["href"].startswith("/rules/") and d["pen"] for d in rules)
     # the lookup's own words without meaning, so a story's 言う, 居る are not read offline as unknown words
     assert {"言ウ", "居ル"} <= set(sit["stop"])
+
+
+def test_situation_export_holds_the_level_lines_and_the_story_reading(client, library):
+    """The offline lookup's export carries what the server's lookup passes 13 and 14 read: a level's own line
+    answering that level (with who alone may issue it), and the story as the server reads it (patterns
+    exported from judgeapp/lookup.py, not copied into the browser's code)."""
+    from judgeapp.lookup import _story, match_json
+
+    sit = client.get("/offline/situations.json").get_json()
+    levels = {d["id"]: d for d in sit["docs"] if "/level:" in d["id"]}
+    assert set(levels) == {f"{a.game}/level:{lv.id}" for a, lv, _ in library.lookup.level_lines()}
+    # ijinden ch10-3's 「…に対して与えられます」, in the policy's own quote, with the section it is a line of
+    policy = library.policies.games["ijinden"]
+    defeat = policy.levels["defeat"]
+    doc = levels["ijinden/level:defeat"]
+    quote = next(c for c in defeat.citations if "に対して与えられます" in c.quote)
+    assert doc["snip"] == doc["text"] and quote.quote in doc["text"]
+    sec = library.corpus.sections[quote.section]
+    assert (doc["title"], doc["href"], doc["pen"]) == (sec.title, sec.url, defeat.label)
+    assert doc["warn"] == f"【敗北】を与えられるのは{defeat.restricted_to}です。"
+    assert "ジャッジの判断" in doc["meta"] and "【敗北】" in doc["meta"]
+    # the same words as the server's answer on that line (its discretion_note, shown on its page)
+    m = next(
+        m
+        for m in library.lookup.search("悪質な違反でゲームが続けられない", game="ijinden").matches
+        if m.level is not None
+    )
+    assert m.level is defeat and doc["warn"] in match_json(m)["discretion_note"]
+    assert "warn" not in levels["ijinden/level:warning"]  # anyone may issue 【警告】
+    # the story's reading: the exported patterns, applied as the browser applies them, read it as the server
+    story = sit["story"]
+
+    def read(text: str, game: str | None) -> str:
+        text = re.sub(story["counter"], lambda m: story["counters"][m.group(1) or m.group(2)], text)
+        if re.search(story["spaced"], text):
+            whole = text  # the space after a lone particle stays (ひと が あいて を: ひとが あいてを)
+            text = re.sub(
+                story["jp_space"],
+                lambda m: " " if re.search(story["after_particle"], whole[: m.start()]) else "",
+                whole,
+            )
+        for pattern, repl in story["subs"]:
+            text = re.sub(pattern, repl.replace("$1", r"\1"), text)
+        return re.sub(story["names"][game or ""], " ", text, flags=re.IGNORECASE)
+
+    for q, game in [
+        ("ひと が あいて を おしました", "ijinden"),
+        ("注意を2かいもらった", "lycee"),  # 2回
+        ("1ラウンド め に ちこく しました", "tcg-taikai"),  # 1ラウンド目
+        ("山札を3枚めくって", "lycee"),  # めくる keeps its め
+        ("2つめの注意", "lycee"),
+        ("イジンデン で 悪質な違反", "ijinden"),  # the game's own name left out
+        ("大会規定違反 の DM", "dm-senshu"),  # only dm-senshu's names: 大会規定 stays
+        ("リセ で 遅刻 DM", None),  # every game's names
+    ]:
+        names = library.lookup._own_name_re[game] if game else library.lookup._name_re
+        assert read(q, game) == names.sub(" ", _story(q)), q
 
 
 def test_manifest_and_worker(client):
