@@ -481,3 +481,18 @@ def test_a_long_polite_question(library):
     assert (
         ix.search("第3条b").hits[0].id == "tcg-taikai/floor-rules/3b"
     )  # the number alone: the section named
+
+
+def test_the_judges_words_for_what_a_player_brings_and_a_right_passed_down(library):
+    """The sixteenth pass's entries: 持ち物 is 4b's 用具 (the texts never say 持ち物 for a player's kit); 次の順位 and
+    a right that 次の人に回る are 5a's 下位者への繰り下げ, but 次の人 alone is no key (a draft's pack goes to the
+    next player too)."""
+    ix = library.index
+    assert ix.search("持ち物はなにを用意すればいい").hits[0].id == "tcg-taikai/floor-rules/4b"
+    assert ix.search("優勝した人が辞退したら権利は次の順位の人？").hits[0].id == "tcg-taikai/floor-rules/5a"
+    assert (
+        ix.search("辞退者が出たら権利は次の人に回るの", game="tcg-taikai").hits[0].id
+        == "tcg-taikai/floor-rules/5a"
+    )
+    draft = [h.id for h in ix.search("ドラフトでパックを次の人に回す向き").hits[:4]]
+    assert "tcg-taikai/floor-rules/5a" not in draft
