@@ -1074,7 +1074,7 @@ class Lookup:
         names = self._own_name_re.get(game) if game else self._name_re
         story = names.sub(" ", _story(text)) if names else _story(text)
         words, surfaces, light = self._query_words(story)
-        qgrams = set(_grams(text))
+        qgrams = set(_grams(story))  # (without the game's names, as its words)
         fused = np.zeros(len(self.answers))
         passage_scores = None
         for name in ("own", "passage", "section", "grams"):

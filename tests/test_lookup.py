@@ -564,3 +564,12 @@ def test_a_review_of_the_stories_read(client):
     # who may issue 【敗北】: ch10-3's line first, not answers holding only ジャッジ and 出し
     r = _api(client, "フロアジャッジが敗北を出していいの？", "ijinden")["results"]
     assert r[0]["section"] == "ijinden/floor-rules/ch10-3"
+
+
+def test_a_games_name_is_no_evidence_in_its_character_pairs(client):
+    """The game's own name typed in its story is left out of the story's character pairs too, as out of its
+    words: 「TCG大会規定 で 遅刻」 is 遅刻 in tcg-taikai, whose text has no lateness rule (a review found the name's
+    pairs answering it with a card in a foreign language)."""
+    alone = _api(client, "遅刻", "tcg-taikai")
+    named = _api(client, "TCG大会規定 で 遅刻", "tcg-taikai")
+    assert alone.get("none") and named.get("none")
