@@ -497,5 +497,7 @@ def test_a_first_time_judges_plain_words(library):
         ("スペアカード", False),
         ("枚", True),
     ]
-    assert ix.search("相手のデッキをまぜてもいい", game="tcg-taikai").hits[0].id == "tcg-taikai/floor-rules/8a"
+    assert (
+        ix.search("相手のデッキをまぜてもいい", game="tcg-taikai").hits[0].id == "tcg-taikai/floor-rules/8a"
+    )
     assert ix.search("ジャッジの判定に文句がある", game="lycee").hits[0].id == "lycee/guideline/head-judge"

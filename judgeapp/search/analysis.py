@@ -94,7 +94,9 @@ QUERY_STOP |= _KANA_QUESTION | {
 
 # Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
 # The question words typed in kana, as typed (folded), whatever SudachiPy reads them as (どのくらい: 殿 | くらい).
-KANA_QUESTION_TYPED = frozenset(fold(w) for w in ("どう", "どれ", "どっち", "どちら", "どこ", "いつ", "どんな", "どの", "どういう"))
+KANA_QUESTION_TYPED = frozenset(
+    fold(w) for w in ("どう", "どれ", "どっち", "どちら", "どこ", "いつ", "どんな", "どの", "どういう")
+)
 QUESTION_WORDS = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")} | _KANA_QUESTION
 # A run of kana that a question ends, as typed: a particle and a question word (〜ってどうなるの, 〜はなに), or
 # 何 (and 誰) with what follows (〜って何, 〜何個): the run is a word of its own, the question is not.
