@@ -496,3 +496,23 @@ def test_the_judges_words_for_what_a_player_brings_and_a_right_passed_down(libra
     )
     draft = [h.id for h in ix.search("ドラフトでパックを次の人に回す向き").hits[:4]]
     assert "tcg-taikai/floor-rules/5a" not in draft
+
+
+def test_a_first_time_judges_plain_words(library):
+    """Pass 17: a word that no section holds in any form (象) is not asked for, so the every-word signal is
+    made of the others and the ranking is the one without it; a question word typed in kana is one however
+    SudachiPy reads it (どのくらい: 殿 | くらい); a count asked in kana keeps its particle (なんまいまで: 枚);
+    まぜる is シャッフル and 文句 an appeal (synonyms.yaml)."""
+    ix = library.index
+    ids = [h.id for h in ix.search("対戦相手 デッキ シャッフル カット 権利 象").hits[:5]]
+    assert ids == [h.id for h in ix.search("対戦相手 デッキ シャッフル カット 権利").hits[:5]]
+    assert ids[0] == "tcg-taikai/floor-rules/8a"
+    assert [qw.word.surface for qw in ix.analyse("退場どのくらい")] == ["退場"]
+    assert [(qw.word.forms[0], qw.word.asked) for qw in ix.analyse("スペアカード なんまいまで")] == [
+        ("スペアカード", False),
+        ("枚", True),
+    ]
+    assert (
+        ix.search("相手のデッキをまぜてもいい", game="tcg-taikai").hits[0].id == "tcg-taikai/floor-rules/8a"
+    )
+    assert ix.search("ジャッジの判定に文句がある", game="lycee").hits[0].id == "lycee/guideline/head-judge"

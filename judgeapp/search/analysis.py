@@ -93,6 +93,10 @@ QUERY_STOP |= _KANA_QUESTION | {
 }
 
 # Question words (normalized forms, folded): a run of kana that ends with one is cut before it.
+# The question words typed in kana, as typed (folded), whatever SudachiPy reads them as (どのくらい: 殿 | くらい).
+KANA_QUESTION_TYPED = frozenset(
+    fold(w) for w in ("どう", "どれ", "どっち", "どちら", "どこ", "いつ", "どんな", "どの", "どういう")
+)
 QUESTION_WORDS = {fold(w) for w in ("何", "如何", "何処", "何時", "誰", "何故")} | _KANA_QUESTION
 # A run of kana that a question ends, as typed: a particle and a question word (〜ってどうなるの, 〜はなに), or
 # 何 (and 誰) with what follows (〜って何, 〜何個): the run is a word of its own, the question is not.
@@ -122,6 +126,8 @@ KANA_TAIL_HEADS = tuple(
 # Counters of one thing, either said for the other (２度対戦 for 2回, 何回 for 何度も): the counters of times.
 SAME_COUNTER = {"回": ("度",), "度": ("回",)}
 KANA_COUNT_QUESTION = re.compile("ナン(" + "|".join(sorted(KANA_COUNTERS, key=len, reverse=True)) + ")")
+# The same with the particle a judge ends it with (けいこく なんかいも, なんまいまで): the count is asked all the same.
+KANA_COUNT_ASKED = re.compile(KANA_COUNT_QUESTION.pattern + "(?:モ|ハ|ガ|デ|マデ|クライ|グライ)?")
 HIRAGANA_RUN = re.compile("[ぁ-んー]{3,}")
 PARTICLE_CHARS = frozenset("のにをでがはともへ")
 # Particles a judge types as words of their own, between spaces (あいて に わるいことば, 店舗大会 は ヘッドジャッジ):

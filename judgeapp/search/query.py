@@ -31,10 +31,11 @@ from .analysis import (
     CHUNK_BREAK,
     DEFINITION_QUESTION,
     HIRAGANA_RUN,
-    KANA_COUNT_QUESTION,
+    KANA_COUNT_ASKED,
     KANA_COUNTERS,
     KANA_FIRST_LETTER,
     KANA_QUESTION_TAIL,
+    KANA_QUESTION_TYPED,
     KANA_TAIL_HEADS,
     KANJI_RE,
     KANJI_WORD,
@@ -304,7 +305,7 @@ class QueryBuilding:
         for chunk in chunks:
             if chunk in LONE_PARTICLES:
                 continue  # a particle typed as a word of its own (あいて に わるいことば)
-            counted = KANA_COUNT_QUESTION.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
+            counted = KANA_COUNT_ASKED.fullmatch(to_katakana(chunk)) if is_kana(chunk) else None
             if counted:  # なんてん, なんにん: 何点, 何人 typed in kana, the counter asked for (it ranks only)
                 counter = KANA_COUNTERS[counted.group(1)]
                 out.extend(
@@ -324,6 +325,7 @@ class QueryBuilding:
                 x
                 for w in analysed
                 if w.forms[0] not in QUERY_STOP
+                and fold(w.surface) not in KANA_QUESTION_TYPED
                 and not w.filler
                 and not _about(w, chunk)
                 # a grammatical verb in a content word's place (〜てしまう, 〜ておく, 〜ないといけない), outside a
@@ -717,6 +719,17 @@ class QueryBuilding:
         ]
         return kept or words
 
+    def _can_match(self, q: Q.Query) -> bool:
+        """Whether some section may match the query: its terms are in the index (every part of an And, some
+        part of an Or); a query of another kind is taken to match."""
+        if isinstance(q, Q.Term):
+            return self._has(q.fieldname, q.text)
+        if isinstance(q, Q.And):
+            return all(self._can_match(x) for x in q.subqueries)
+        if isinstance(q, Q.Or):
+            return any(self._can_match(x) for x in q.subqueries)
+        return True
+
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
         return len(self._evaluator.postings(field, text)[0]) > 0
@@ -992,6 +1005,11 @@ class QueryBuilding:
             return made[id(qw)]
 
         word_queries = [self._word_query(qw, alternatives=alternatives(qw)) for qw in core]
+        # A word that no section holds in any form (a child's word: 子, お母さん) cannot be asked for: the
+        # every-word and all-but-one signals are made of the others (it would fail them everywhere).
+        held = [(qw, wq) for qw, wq in zip(core, word_queries, strict=True) if self._can_match(wq)]
+        if held and len(held) < len(core):
+            core, word_queries = [qw for qw, _ in held], [wq for _, wq in held]
         if len(word_queries) > 1:
             signals.append(weighted_query(Q.And(word_queries), WEIGHT["all"]))
         if 3 <= len(word_queries) <= 5 and WEIGHT["most"]:
