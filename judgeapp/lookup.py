@@ -49,7 +49,7 @@ from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
 from .textnorm import clean_query, fold, is_kana, squash
 
 # A story's own words without meaning, beside the light words (search.LIGHT_WORDS): who did it (the person,
-# never the situation: あいつ, 俺, こいつ), when and where in the game, a story's fillers (今日, さっき, ずっと,
+# never the situation: あいつ, 俺, こいつ; 本人 and 当人, the person the story is about, which no text says), when and where in the game, a story's fillers (今日, さっき, ずっと,
 # めっちゃ, かなり, やっぱり: no text uses them), and the hedges and the light verb a judge wraps a story in
 # (〜はず, 〜わけ, 〜っぽい, やる).
 STOP = LIGHT_WORDS | {
@@ -57,7 +57,7 @@ STOP = LIGHT_WORDS | {
     for w in (
         "無い", "此の", "其の", "為", "時", "場合", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん",
         "君", "ちゃん", "下さる", "どう",
-        "此奴", "其奴", "彼奴", "奴", "俺", "僕", "御前", "貴方", "手前", "子",
+        "此奴", "其奴", "彼奴", "奴", "俺", "僕", "御前", "貴方", "手前", "子", "本人", "当人",
         "筈", "訳", "ぽい", "遣る", "所", "こと",
         "今日", "昨日", "さっき", "先程", "ずっと", "凄い", "目茶", "可成", "多分", "一寸", "マジ", "一応",
         "取り敢えず", "矢張り", "全然",
