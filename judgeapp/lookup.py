@@ -122,6 +122,11 @@ RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
 # how much coverage weighs in that second ranking (bench/lookup_sweep.py swept it: docs/infractions.md)
 COVERAGE_POWER = 0.5
+# An answer whose evidence holds one of the judge's words alone weighs ONE_WORD in that second ranking: one shared
+# word is no match for the nothing-fits test either (NONE_THRESHOLD_WORDS), and a story's one everyday or setting
+# word (見る, 会場) put such answers over the one that holds two or three of its words (docs/infractions.md, pass 16).
+# A story of one word is not moved: all its answers hold one word at most.
+ONE_WORD = 0.8
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
@@ -1085,7 +1090,9 @@ class Lookup:
             matches.append(
                 self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
             )
-        matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
+        matches.sort(
+            key=lambda m: -m.score * m.coverage**COVERAGE_POWER * (ONE_WORD if m.found <= 1 else 1.0)
+        )
         matches = _counted_first(_sections_first(matches), story)
         matches = matches[:limit]
         # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
