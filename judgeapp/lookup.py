@@ -49,7 +49,7 @@ from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
 from .textnorm import clean_query, fold, is_kana, squash
 
 # A story's own words without meaning, beside the light words (search.LIGHT_WORDS): who did it (the person,
-# never the situation: あいつ, 俺, こいつ), when and where in the game, a story's fillers (今日, さっき, ずっと,
+# never the situation: あいつ, 俺, こいつ; 本人 and 当人, the person the story is about, which no text says), when and where in the game, a story's fillers (今日, さっき, ずっと,
 # めっちゃ, かなり, やっぱり: no text uses them), and the hedges and the light verb a judge wraps a story in
 # (〜はず, 〜わけ, 〜っぽい, やる).
 STOP = LIGHT_WORDS | {
@@ -57,7 +57,7 @@ STOP = LIGHT_WORDS | {
     for w in (
         "無い", "此の", "其の", "為", "時", "場合", "じゃう", "て居る", "一", "上", "中", "方", "っ", "さん",
         "君", "ちゃん", "下さる", "どう",
-        "此奴", "其奴", "彼奴", "奴", "俺", "僕", "御前", "貴方", "手前", "子",
+        "此奴", "其奴", "彼奴", "奴", "俺", "僕", "御前", "貴方", "手前", "子", "本人", "当人",
         "筈", "訳", "ぽい", "遣る", "所", "こと",
         "今日", "昨日", "さっき", "先程", "ずっと", "凄い", "目茶", "可成", "多分", "一寸", "マジ", "一応",
         "取り敢えず", "矢張り", "全然",
@@ -122,6 +122,11 @@ RRF_K = 1.0
 RERANK = 10  # candidates of the fused rank ranked again by coverage
 # how much coverage weighs in that second ranking (bench/lookup_sweep.py swept it: docs/infractions.md)
 COVERAGE_POWER = 0.5
+# An answer whose evidence holds one of the judge's words alone weighs ONE_WORD in that second ranking: one shared
+# word is no match for the nothing-fits test either (NONE_THRESHOLD_WORDS), and a story's one everyday or setting
+# word (見る, 会場) put such answers over the one that holds two or three of its words (docs/infractions.md, pass 16).
+# A story of one word is not moved: all its answers hold one word at most.
+ONE_WORD = 0.8
 WEIGHTS = {"own": 1.0, "passage": 1.0, "grams": 0.8, "section": 0.35}
 # A line of a cited section that no answer quotes stands for the infractions citing it at this weight.
 CITED_WEIGHT = 0.5
@@ -1112,7 +1117,9 @@ class Lookup:
             matches.append(
                 self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
             )
-        matches.sort(key=lambda m: -m.score * m.coverage**COVERAGE_POWER)
+        matches.sort(
+            key=lambda m: -m.score * m.coverage**COVERAGE_POWER * (ONE_WORD if m.found <= 1 else 1.0)
+        )
         matches = _counted_first(_sections_first(matches), story)
         matches = matches[:limit]
         # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
