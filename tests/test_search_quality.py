@@ -484,7 +484,8 @@ def test_a_long_polite_question(library):
 
 
 def test_the_judges_words_for_what_a_player_brings_and_a_right_passed_down(library):
-    """The sixteenth pass's entries: 持ち物 is 4b's 用具 (the texts never say 持ち物 for a player's kit); 次の順位 and
+    """The sixteenth pass's entries: 持ち物 is 4b's 用具 (tcg-taikai never says 持ち物 for a player's kit; ijinden
+    ch2's own 持ち物 still matches as typed); 次の順位 and
     a right that 次の人に回る are 5a's 下位者への繰り下げ, but 次の人 alone is no key (a draft's pack goes to the
     next player too)."""
     ix = library.index
@@ -516,3 +517,14 @@ def test_a_first_time_judges_plain_words(library):
         ix.search("相手のデッキをまぜてもいい", game="tcg-taikai").hits[0].id == "tcg-taikai/floor-rules/8a"
     )
     assert ix.search("ジャッジの判定に文句がある", game="lycee").hits[0].id == "lycee/guideline/head-judge"
+
+
+def test_a_broad_everyday_word_is_no_key_alone(library):
+    """A review of passes 16 and 17: 文句 alone is grumbling, not an appeal (its keys say against what: 裁定に文句,
+    判定に文句), and 繰り下がる alone is also postponed (its keys say whose: 権利が, 次の人に): the sections of a
+    spectator's grumbling and of a late start keep their places."""
+    ix = library.index
+    assert ix.search("観客が文句を言っている").hits[0].id == "tcg-taikai/floor-rules/2l"
+    assert ix.search("文句ばかり言うプレイヤーへの対応").hits[0].id != "tcg-taikai/floor-rules/2h"
+    assert ix.search("開始時間が30分繰り下がった").hits[0].id != "tcg-taikai/floor-rules/5a"
+    assert ix.search("権利が次の人に繰り下がる").hits[0].id == "tcg-taikai/floor-rules/5a"
