@@ -293,6 +293,7 @@ class LookupResult:
     none: bool
     message: str | None
     coverage: float  # the best answer's coverage (what the threshold compares)
+    named: tuple[str, ...] = ()  # the games the story names (`search_all`), in the games' order
 
     def groups(self, first: str | None = None) -> list[tuple[str, list[Match]]]:
         """The matches by game, in the order the games first appear; `first` (the game the judge chose last)
@@ -523,6 +524,12 @@ def _names_re(names: Iterable[str]) -> re.Pattern | None:
             pat += r"(?![A-Za-z])"
         alts.append(pat)
     return re.compile("|".join(alts), re.IGNORECASE) if alts else None
+
+
+def _names_it(names: re.Pattern, text: str) -> bool:
+    """Whether a story names the game by one of its names (`names`, `_names_re`) other than two latin letters or
+    fewer: DM in 「DMで暴言」 is as likely a direct message (the search reads it alike: `SearchIndex.search`)."""
+    return any(not (m.group().isascii() and len(squash(m.group())) <= 2) for m in names.finditer(text))
 
 
 # after the spaces: a count's 目 (2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), and 目 and 途中 apart (1ゲーム目途中)
@@ -1070,13 +1077,16 @@ class Lookup:
                     i += 1
         return out
 
-    def search(self, query: str, game: str | None = None, limit: int = 10) -> LookupResult:
-        """Answers for a situation told in a judge's words, best first; `none` when nothing fits."""
+    def search(
+        self, query: str, game: str | None = None, limit: int = 10, every_name: bool = False
+    ) -> LookupResult:
+        """Answers for a situation told in a judge's words, best first; `none` when nothing fits. The game's own
+        names are left out of the story (every game's without a game, or with `every_name`)."""
         text = clean_query(query)
         limit = max(1, min(int(limit), 100))
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
-        names = self._own_name_re.get(game) if game else self._name_re
+        names = self._own_name_re.get(game) if game and not every_name else self._name_re
         story = names.sub(" ", _story(text)) if names else _story(text)
         words, surfaces, light = self._query_words(story)
         qgrams = set(_grams(story))  # (without the game's names, as its words)
@@ -1146,12 +1156,17 @@ class Lookup:
 
     def search_all(self, query: str, limit: int = 3) -> LookupResult:
         """The same lookup in every game at once, grouped by game (the games whose text fits, best first);
-        `none` when no game's text fits."""
-        results = [self.search(query, game=g, limit=limit) for g in self.policies.games]
-        fitting = sorted(
-            (r for r in results if not r.none and r.matches), key=lambda r: (-r.coverage, -r.matches[0].score)
-        )
+        `none` when no game's text fits. Every game's names are left out of the story in each game (イジンデン in
+        a story is no word of Lycee's text), and a game the story names comes first where its text fits."""
         text = clean_query(query)
+        named = tuple(
+            g for g, names in self._own_name_re.items() if names is not None and _names_it(names, text)
+        )
+        results = [self.search(query, game=g, limit=limit, every_name=True) for g in self.policies.games]
+        fitting = sorted(
+            (r for r in results if not r.none and r.matches),
+            key=lambda r: (r.matches[0].answer.game not in named, -r.coverage, -r.matches[0].score),
+        )
         if not fitting:
             return LookupResult(
                 query=text,
@@ -1159,6 +1174,7 @@ class Lookup:
                 none=bool(text),
                 message=NONE_MESSAGE_ALL if text else None,
                 coverage=max((r.coverage for r in results), default=0.0),
+                named=named,
             )
         return LookupResult(
             query=text,
@@ -1166,6 +1182,7 @@ class Lookup:
             none=False,
             message=None,
             coverage=fitting[0].coverage,
+            named=named,
         )
 
     def evidence_terms(self) -> tuple[int, dict[str, tuple[int, set[str]]]]:

@@ -730,8 +730,14 @@
       });
       /* the game the judge chose last first, where its text fits; said where it does not (as the server) */
       /* the page's own note first (kept offline as the judge moves: the cached page's is from when it was kept) */
-      var first = null;
-      try { first = localStorage.getItem("judgeapp.game"); } catch (e) { /* none kept */ }
+      /* ... but a game the story names goes first (as the server's `search_all`) */
+      var st = ix.story, first = null;
+      if (st) Object.keys(st.names).forEach(function (g) {
+        /* (not by two latin letters or fewer: DM in 「DMで暴言」 is as likely a direct message) */
+        if (!first && g && (q.match(new RegExp(st.names[g].source, "gi")) || []).some(function (n) {
+          return !(/^[\x00-\x7f]*$/.test(n) && squash(n).length <= 2); })) first = g;
+      });
+      try { if (!first) first = localStorage.getItem("judgeapp.game"); } catch (e) { /* none kept */ }
       if (!first) first = box.getAttribute("data-first");
       if (first && names[first]) {
         if (by[first]) groups = [first].concat(groups.filter(function (g) { return g !== first; }));

@@ -609,3 +609,20 @@ def test_an_answer_holding_one_word_alone_ranks_under_one_holding_more(library, 
     assert after[1][0] == "ijinden/asking-spectator-advice" and after[1][1] >= 2, after
     assert after[2] == before[1]
     assert keys("遅刻", 1.0) == keys("遅刻", kept)
+
+
+def test_the_lookup_across_games_reads_no_games_name_and_puts_the_named_game_first(client, library):
+    """A review: each game was searched with only its own names left out, so another game's name counted as
+    evidence (TCG大会規定 found ijinden's lines holding 大会 and 規定). Now every game's names leave the story in
+    every game, and the game the story names comes first where its text fits, or the page says it does not."""
+    lookup = library.lookup
+    found = lookup.search_all("TCG大会規定 で 遅刻")
+    assert found.named == ("tcg-taikai",)
+    plain = lookup.search_all("遅刻")
+    assert [m.answer.key for m in found.matches] == [m.answer.key for m in plain.matches]
+    html = client.get("/wizard/lookup", query_string={"q": "TCG大会規定 で 遅刻"}).get_data(as_text=True)
+    said = f"{library.corpus.games['tcg-taikai'].name}の規定には、この状況に当てはまるものが見つかりませんでした。"
+    assert said in html
+    named = lookup.search_all("イジンデン で 悪質な違反")
+    assert named.named == ("ijinden",) and named.matches[0].answer.game == "ijinden"
+    assert library.lookup.search_all("DMで暴言を言われた").named == ()  # DM: a direct message as likely

@@ -98,8 +98,9 @@ def lookup_all():
     found = lib.lookup.search_all(q) if q else None
     games = lib.corpus.games
     names = {g: game.name for g, game in games.items()}  # for the lookup offline, grouped as here
-    # the game the judge chose last goes first where its text fits, and the page says where it does not
-    first = chosen_game()
+    # the game the story names, else the one the judge chose last, goes first where its text fits, and the
+    # page says where it does not
+    first = found.named[0] if found is not None and found.named else chosen_game()
     return render_template("wizard/lookup.html", q=q, found=found, games=games, game_names=names, first=first)
 
 
