@@ -78,9 +78,13 @@
     this.surfaces = dict(data.surfaces);
     if (data.none) data.none.terms = dict(data.none.terms);
     var st = data.story; /* the situation lookup: a story as the server reads it (`readStory`) */
-    if (st) this.story = { counter: new RegExp(st.counter, "g"), counters: st.counters, spaced: new RegExp(st.spaced),
-      jpSpace: new RegExp(st.jp_space, "g"), afterParticle: new RegExp(st.after_particle), subs: st.subs.map(function (x) { return [new RegExp(x[0], "g"), x[1]]; }),
-      names: dict(Object.keys(st.names).reduce(function (o, g) { o[g] = new RegExp(st.names[g], "gi"); return o; }, {})) };
+    /* (its patterns look behind, which Safari before 16.4 cannot compile: there the story is read as typed,
+       the rest of the lookup works) */
+    try {
+      if (st) this.story = { counter: new RegExp(st.counter, "g"), counters: st.counters, spaced: new RegExp(st.spaced),
+        jpSpace: new RegExp(st.jp_space, "g"), afterParticle: new RegExp(st.after_particle), subs: st.subs.map(function (x) { return [new RegExp(x[0], "g"), x[1]]; }),
+        names: dict(Object.keys(st.names).reduce(function (o, g) { o[g] = new RegExp(st.names[g], "gi"); return o; }, {})) };
+    } catch (e) { this.story = null; }
     this.maxSurface = 1;
     Object.keys(data.surfaces).forEach(function (s) { if (s.length > self.maxSurface) self.maxSurface = Math.min(s.length, 16); });
     data.docs.forEach(function (d, i) {
