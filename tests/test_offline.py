@@ -552,6 +552,40 @@ def test_offline_lookup_reads_a_story_as_the_server(app, offline_phone, live_ser
     )
     assert got == [first_answer(lib.lookup, q, g) for q, g in stories]
     assert got[1] == "ijinden/level:defeat"
+    # A story's words found as the server finds them (tune21): アタック through its dictionary group where
+    # ijinden's text says 攻撃, うそ (a key of the synonym list written in hiragana) inside the story's hiragana;
+    # 避難した is 避難, which no text has, not 避 and 難い; and nothing fits for none of them where the server
+    # answers.
+    read = [
+        ("見てるお兄ちゃんががんばれーじゃなくてそこアタックって言っちゃった", "ijinden"),
+        ("中学生なのに小学生ってうそついて子供の部に出てた", "tcg-taikai"),
+        ("避難した", "tcg-taikai"),
+    ]
+    cov = phone.evaluate(
+        """async (cases) => {
+        const ix = await judgeappOffline.load('situations');
+        return cases.map(c => [ix.storyCoverage(ix.readStory(c[0], c[1]))[c[1]], !!ix.search(c[0], c[1], 8).none]);
+    }""",
+        read,
+    )
+    assert [c["found"] for c, _ in cov] == [2, 2, 0]
+    assert [none for _, none in cov] == [lib.lookup.search(q, game=g).none for q, g in read[:2]] + [True]
+    # An answer that holds one of the story's words alone weighs ONE_WORD in the ranking, as on the server
+    # (lookup pass 16): the story's everyday 見る does not put 覗き見 first (without the rule it does).
+    q = "対戦中のプレイヤーが見てる先輩にこれ攻撃していいですかって聞いちゃった"
+    ranked = phone.evaluate(
+        """async (q) => {
+        const ix = await judgeappOffline.load('situations'), first = () => ix.search(q, 'ijinden', 8).hits[0].id;
+        const with_rule = first(), w = ix.data.none.one_word;
+        ix.data.none.one_word = 1;
+        const without = first();
+        ix.data.none.one_word = w;
+        return [with_rule, without];
+    }""",
+        q,
+    )
+    assert ranked == [first_answer(lib.lookup, q, "ijinden"), "ijinden/peeking"]
+    assert ranked[0] == "ijinden/asking-spectator-advice"
 
 
 def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
