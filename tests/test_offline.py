@@ -552,10 +552,22 @@ def test_offline_lookup_reads_a_story_as_the_server(app, offline_phone, live_ser
     )
     assert got == [first_answer(lib.lookup, q, g) for q, g in stories]
     assert got[1] == "ijinden/level:defeat"
-    # A story's words found as the server finds them (tune21): アタック through its dictionary group where
-    # ijinden's text says 攻撃, うそ (a key of the synonym list written in hiragana) inside the story's hiragana;
-    # 避難した is 避難, which no text has, not 避 and 難い; and nothing fits for none of them where the server
-    # answers.
+
+
+def test_offline_lookup_finds_a_storys_words_as_the_server(app, offline_phone, live_server, tmp_path):
+    """The browser offline finds a story's words as the server's lookup does (tune21): a word through its
+    dictionary group, a key of the synonym list written in hiragana, no verb inside a kanji word it cannot
+    read; and ranks an answer holding one of the story's words alone lower (lookup pass 16's ONE_WORD). The
+    offline lookup page at a phone's size in dark mode, with the story the server answers."""
+    phone = offline_phone
+    lib = app.extensions["judgeapp.library"]
+    phone.context.set_offline(True)
+    phone.emulate_media(color_scheme="dark")
+    phone.goto(live_server + "/wizard/lookup")
+    phone.wait_for_function("window.judgeappOffline")
+    # アタック through its dictionary group where ijinden's text says 攻撃, うそ (a key of the synonym list written
+    # in hiragana) inside the story's hiragana; 避難した is 避難, which no text has, not 避 and 難い; and nothing
+    # fits for neither story the server answers.
     read = [
         ("見てるお兄ちゃんががんばれーじゃなくてそこアタックって言っちゃった", "ijinden"),
         ("中学生なのに小学生ってうそついて子供の部に出てた", "tcg-taikai"),
@@ -586,6 +598,16 @@ def test_offline_lookup_reads_a_story_as_the_server(app, offline_phone, live_ser
     )
     assert ranked == [first_answer(lib.lookup, q, "ijinden"), "ijinden/peeking"]
     assert ranked[0] == "ijinden/asking-spectator-advice"
+    # the page: the story answered offline, the server's answer listed (the offline ranking, which has no
+    # dictionary groups, puts it fourth: docs/offline.md)
+    q, g = read[0]
+    phone.goto(live_server + f"/wizard/{g}?" + urlencode({"q": q}))
+    phone.wait_for_selector("#offline-lookup ol.results li")
+    assert phone.locator("#offline-banner").is_visible()
+    assert phone.locator("#offline-lookup p.empty").count() == 0
+    titles = phone.locator("#offline-lookup ol.results a.title").all_inner_texts()
+    assert lib.lookup.search(q, game=g).matches[0].answer.infraction.name in titles
+    phone.screenshot(path=str(tmp_path / "offline-story-words-dark.png"))
 
 
 def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
