@@ -681,6 +681,8 @@ class Lookup:
         self._own_name_re = {g: _names_re(game.names) for g, game in corpus.games.items()}
         self._round = analyzer().words("ラウンド")[0]
         self.answers: list[Answer] = []
+        # the texts of each answer's own evidence and of the lines (`word_groups` reads their words again)
+        self._evidence_texts: list[str] = []
         index: dict[str, int] = {}
         own_units: list[Unit] = []
         passage_units: list[Unit] = []
@@ -710,6 +712,7 @@ class Lookup:
                     [rule.text, rule.text, marks, " ".join(rule.keywords), " ".join(rule.keywords)]
                 )
                 _terms(rule.text)
+                self._evidence_texts.append(text)
                 own_units.append(
                     Unit(
                         text=rule.text,
@@ -731,6 +734,7 @@ class Lookup:
                 strong = " ".join([inf.name, inf.name, " ".join(inf.keywords), " ".join(inf.keywords)])
                 text = "\n".join([strong, inf.description, inf.remedy or "", *leads.get(inf.id, [])])
                 _terms(inf.description)
+                self._evidence_texts.append(text)
                 own_units.append(
                     Unit(
                         text=inf.description,
@@ -759,6 +763,7 @@ class Lookup:
                     own = []
                 targets_all = own + [(i, CITED_WEIGHT) for i in infs]
                 title = _terms(sec.title)
+                self._evidence_texts.append(sec.title)
                 for p in _passages(sec.text):
                     quoted = [
                         i
@@ -769,6 +774,7 @@ class Lookup:
                     ]
                     targets = [(i, 1.0) for i in quoted] or targets_all
                     terms = _terms(p)
+                    self._evidence_texts.append(p)
                     passage_units.append(
                         Unit(text=p, section=sec.id, targets=targets, terms=terms + title, grams=_grams(p))
                     )
@@ -1185,10 +1191,11 @@ class Lookup:
             named=named,
         )
 
-    def evidence_terms(self) -> tuple[int, dict[str, tuple[int, set[str]]]]:
+    def evidence_terms(self, groups: bool = False) -> tuple[int, dict[str, tuple[int, set[str]]]]:
         """Every term of the evidence with the number of the text's lines that hold it (what a word's weight
         in the nothing-fits test comes from) and the games whose evidence holds it; and the number of lines.
-        The offline lookup's nothing-fits test reads it (judgeapp/offline.py)."""
+        The offline lookup's nothing-fits test reads it (judgeapp/offline.py). With `groups`, the dictionary
+        synonym groups' terms (g:…) instead of the words'."""
         bm = self._bm["passage"]
         out: dict[str, tuple[int, set[str]]] = {}
         units = [(a.game, a.terms) for a in self.answers] + [
@@ -1196,13 +1203,30 @@ class Lookup:
         ]
         for game, terms in units:
             for t in terms:
-                if t.startswith("g:"):
+                if t.startswith("g:") != groups:
                     continue
                 if t not in out:
                     p = bm.post.get(t)
                     out[t] = (len(p[0]) if p is not None else 0, set())
                 out[t][1].add(game)
         return bm.n, out
+
+    def word_groups(self) -> dict[str, tuple[str, ...]]:
+        """Each word of the evidence by its first form (the normalized one: 攻撃, アタック) → its dictionary
+        synonym groups' terms (`_groups_of`), as a story's word of that form has them: what the offline lookup
+        needs to find a story's word through its group, as `_coverage_of` does (judgeapp/offline.py)."""
+        out: dict[str, dict[str, None]] = {}
+        for text in self._evidence_texts:
+            for w in analyzer().words(text):
+                if w.synonyms and w.forms[0] not in STOP:
+                    out.setdefault(w.forms[0], {}).update(dict.fromkeys(_groups_of(w)))
+        return {f: tuple(gs) for f, gs in out.items()}
+
+    def group_lines(self, groups: Iterable[str]) -> int:
+        """The number of the text's lines that hold any of these synonym groups (a word no line spells weighs
+        as its group in the nothing-fits test: `_word_weights`)."""
+        tf = self._bm["passage"].word_tf(tuple(groups))
+        return int(np.count_nonzero(tf)) if tf is not None else 0
 
     def level_lines(self) -> list[tuple[Answer, Level, str]]:
         """Each level's own line a section's answer can be given on (`line_level`: ijinden ch10-2 to 10-4), with

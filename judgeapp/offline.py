@@ -28,7 +28,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
-from .lookup import NONE_MESSAGE, NONE_MESSAGE_ALL, level_issuer, level_meta
+from .lookup import NONE_MESSAGE, NONE_MESSAGE_ALL, ONE_WORD, level_issuer, level_meta
 from .lookup import STOP as LOOKUP_STOP
 from .search import (
     NUMBERING,
@@ -433,6 +433,35 @@ def synonym_terms(
     return out
 
 
+def word_groups_export(lookup, synonyms, terms: dict[str, tuple[int, set[str]]], games: list[str]) -> dict:
+    """A story's word found through its dictionary synonym group, as the server's lookup finds it (アタック where
+    a text says 攻撃: `Lookup._coverage_of`, 0.8 of the word): each word of the evidence and each one-word key of
+    the synonym list by its first form → [the lines that hold its groups, the games whose evidence holds them
+    and not the word] (the browser has no dictionary to read the groups), where that adds a game or, for a
+    word no line spells, a weight (the nothing-fits test weighs it as its group: `Lookup._word_weights`); and
+    the synonym list's keys written in hiragana (うそ, わざと), which the server finds spelled anywhere in a story
+    (the browser reads hiragana inside a story as grammar, but these)."""
+    _, group_terms = lookup.evidence_terms(groups=True)
+    forms = lookup.word_groups()
+    keys = []
+    for ks, _ in synonyms:
+        for k in ks:
+            ws = analyzer().words(k)
+            if len(ws) == 1 and ws[0].synonyms:
+                forms.setdefault(ws[0].forms[0], tuple(f"g:{g}" for g in ws[0].synonyms))
+            if len(k) > 1 and all("\u3041" <= ch <= "\u309f" for ch in k) and fold(k) in terms:
+                keys.append(fold(k))
+    out = {}
+    for form, groups in sorted(forms.items()):
+        reached = set().union(*(group_terms[g][1] for g in groups if g in group_terms))
+        df, own = terms.get(form, (0, set()))
+        extra = reached - own
+        lines = lookup.group_lines(groups) if not df else 0
+        if extra or lines:
+            out[form] = [lines, sum(1 << games.index(g) for g in extra)]
+    return {"groups": out, "kana_keys": sorted(set(keys))}
+
+
 def nothing_fits_export(lookup, synonyms: list[tuple[list[str], list[str]]] = ()) -> dict:
     """What the browser's lookup needs to say nothing fits (static/offline-search.js `fits`): the server's
     messages, its threshold, and each term of the server's evidence with the number of the text's lines that
@@ -443,10 +472,12 @@ def nothing_fits_export(lookup, synonyms: list[tuple[list[str], list[str]]] = ()
     terms = {**terms, **synonym_terms(synonyms, terms)}
     games = list(lookup.policies.games)
     return {
+        **word_groups_export(lookup, synonyms, terms, games),
         "message": NONE_MESSAGE,
         "message_all": NONE_MESSAGE_ALL,
         "threshold": OFFLINE_NONE_THRESHOLD,
         "threshold_one": OFFLINE_NONE_THRESHOLD_ONE,
+        "one_word": ONE_WORD,  # an answer holding one of the story's words alone, in the ranking
         "lines": n,
         "games": games,
         "terms": {t: [df, sum(1 << games.index(g) for g in gs)] for t, (df, gs) in sorted(terms.items())},

@@ -76,7 +76,12 @@
     (data.about_game || []).forEach(function (w) { self.aboutGame[w] = 1; });
     (data.about_chars || []).forEach(function (c) { self.aboutChars[c] = 1; });
     this.surfaces = dict(data.surfaces);
-    if (data.none) data.none.terms = dict(data.none.terms);
+    if (data.none) {
+      data.none.terms = dict(data.none.terms);
+      data.none.groups = dict(data.none.groups);
+      this.kanaKeys = dict();
+      (data.none.kana_keys || []).forEach(function (k) { self.kanaKeys[k] = 1; });
+    }
     var st = data.story; /* the situation lookup: a story as the server reads it (`readStory`) */
     /* (its patterns look behind, which Safari before 16.4 cannot compile: there the story is read as typed,
        the rest of the lookup works) */
@@ -368,10 +373,13 @@
   Index.prototype.storyCoverage = function (text) {
     var self = this, ev = this.data.none, words = [];
     function idf(df) { return Math.log(1 + (ev.lines - df + 0.5) / (df + 0.5)); }
+    /* a word the games' text lacks but holds its dictionary synonym group (アタック where a text says 攻撃) is
+       found there at 0.8, and a word no line spells weighs as its group, as on the server (`groups`) */
     function add(alts) {
-      var df = 0, mask = 0;
+      var df = 0, mask = 0, g = alts.length ? ev.groups[alts[0]] : null;
       alts.forEach(function (a) { var e = ev.terms[a]; if (e) { df = Math.max(df, e[0]); mask |= e[1]; } });
-      words.push({ weight: idf(df), mask: mask });
+      if (g && !df) df = g[0];
+      words.push({ weight: idf(df), mask: mask, group: g ? g[1] & ~mask : 0 });
     }
     text.split(" ").forEach(function (chunk) {
       var s = fold(chunk), i = 0, from = -1;
@@ -400,14 +408,18 @@
           var sf = self.surfaces[piece];
           if (!lead && i === 0 && j - i > 2 && j < s.length && isKana(piece) && !isKana(s[j]) && GAPS.indexOf(s[j]) < 0 && !/[0-9a-z]/.test(s[j]) &&
               sf && !self.stop[sf[0][0]] && !STOP[sf[0][0]]) lead = true;
+          /* ... and so is a key of the synonym list written in hiragana (うそ, わざと), which the server finds
+             wherever the story spells it */
+          if (self.kanaKeys[piece] && hiragana(i, j)) lead = true;
           if ((j - i > 1 || !isKana(piece)) && (lead || !(isKana(piece) && hiragana(i, j))) && (self.surfaces[piece] || ev.terms[piece] || (j - i > 2 && isKana(piece) && ev.terms["r:" + piece]))) { found = piece; break; }
         }
-        if (!isKana(s[i])) {
+        if (!isKana(s[i]) && !(from >= 0 && /[\u3400-\u9fff\uf900-\ufaff々]/.test(s[i - 1]))) {
           /* a verb or adjective written with its kanji and conjugated (言えば, 盗まれた, 抜けたい): the kanji, and
              the kana that ends its dictionary form (言ウ, 盗ム) or the kana kept before ル (抜ケル), where the
              corpus has that word; a kept-kana form as long as the word found or longer wins over it, the word
              staying one of its forms (持ちかけられて: 持チカケル, not the 持チ of 持ち物; 持チカケ as well where a
-             text has it) */
+             text has it); never from inside a kanji word the browser could not read (避難した is 避難, which
+             the server reads whole, not 避 and 難い) */
           var before = found ? j : i;
           shorter = found;
           var k = i;
@@ -439,7 +451,8 @@
     words.forEach(function (w) {
       total += w.weight;
       ev.games.forEach(function (g, k) {
-        if (w.mask & (1 << k)) { got[g] = (got[g] || 0) + w.weight; found[g] = (found[g] || 0) + 1; }
+        var share = w.mask & (1 << k) ? 1 : w.group & (1 << k) ? 0.8 : 0;
+        if (share) { got[g] = (got[g] || 0) + share * w.weight; found[g] = (found[g] || 0) + 1; }
       });
     });
     var out = {};
@@ -556,10 +569,10 @@
       });
     }
     function ok(i) { return !game || self.docs[i].game === game; }
-    function run(q, n, check) {
+    function run(q, n, check, each) {
       if (!q) return;
       var scores = self.evalQ(q), ranked = [];
-      scores.forEach(function (s, i) { if (ok(i)) ranked.push([i, s * (weight[self.docs[i].game] || 1)]); });
+      scores.forEach(function (s, i) { if (ok(i)) ranked.push([i, s * (weight[self.docs[i].game] || 1) * (each ? each(i) : 1)]); });
       ranked.sort(function (a, b) { return b[1] - a[1] || a[0] - b[0]; });
       if (!check) ranked.forEach(function (r) { matching.add(r[0]); });
       ranked.slice(0, n).forEach(function (r) {
@@ -580,7 +593,16 @@
     var numbered = found.length;
     var alts = [this.textQuery(text)].concat(this.titleQueries(text), this.synonymAlternatives(text)).filter(Boolean);
     if (alts.length) run({ op: "or", q: alts }, limit);
-    if (found.length === numbered) run(this.textQuery(text, "or"), limit);
+    if (found.length === numbered) {
+      /* the situation lookup: an answer that holds one of the story's words alone weighs ONE_WORD (as the
+         server's ranking by coverage, lookup.py ONE_WORD); a story of one word is not moved */
+      var anyQ = this.textQuery(text, "or"), held = null;
+      if (this.data.none && anyQ && anyQ.q.length > 1) {
+        var per = anyQ.q.map(function (x) { return self.evalQ(x); });
+        held = function (i) { return per.filter(function (m) { return m.has(i); }).length <= 1 ? self.data.none.one_word : 1; };
+      }
+      run(anyQ, limit, null, held);
+    }
     if (found.length < limit && key.length >= 2) {
       var grams = Array.from(new Set(bigrams(text)));
       run({ op: "and", q: grams.map(function (g) { return term("g", g); }) }, Math.max(limit * 3, 30),

@@ -554,6 +554,62 @@ def test_offline_lookup_reads_a_story_as_the_server(app, offline_phone, live_ser
     assert got[1] == "ijinden/level:defeat"
 
 
+def test_offline_lookup_finds_a_storys_words_as_the_server(app, offline_phone, live_server, tmp_path):
+    """The browser offline finds a story's words as the server's lookup does (tune21): a word through its
+    dictionary group, a key of the synonym list written in hiragana, no verb inside a kanji word it cannot
+    read; and ranks an answer holding one of the story's words alone lower (lookup pass 16's ONE_WORD). The
+    offline lookup page at a phone's size in dark mode, with the story the server answers."""
+    phone = offline_phone
+    lib = app.extensions["judgeapp.library"]
+    phone.context.set_offline(True)
+    phone.emulate_media(color_scheme="dark")
+    phone.goto(live_server + "/wizard/lookup")
+    phone.wait_for_function("window.judgeappOffline")
+    # アタック through its dictionary group where ijinden's text says 攻撃, うそ (a key of the synonym list written
+    # in hiragana) inside the story's hiragana; 避難した is 避難, which no text has, not 避 and 難い; and nothing
+    # fits for neither story the server answers.
+    read = [
+        ("見てるお兄ちゃんががんばれーじゃなくてそこアタックって言っちゃった", "ijinden"),
+        ("中学生なのに小学生ってうそついて子供の部に出てた", "tcg-taikai"),
+        ("避難した", "tcg-taikai"),
+    ]
+    cov = phone.evaluate(
+        """async (cases) => {
+        const ix = await judgeappOffline.load('situations');
+        return cases.map(c => [ix.storyCoverage(ix.readStory(c[0], c[1]))[c[1]], !!ix.search(c[0], c[1], 8).none]);
+    }""",
+        read,
+    )
+    assert [c["found"] for c, _ in cov] == [2, 2, 0]
+    assert [none for _, none in cov] == [lib.lookup.search(q, game=g).none for q, g in read[:2]] + [True]
+    # An answer that holds one of the story's words alone weighs ONE_WORD in the ranking, as on the server
+    # (lookup pass 16): the story's everyday 見る does not put 覗き見 first (without the rule it does).
+    q = "対戦中のプレイヤーが見てる先輩にこれ攻撃していいですかって聞いちゃった"
+    ranked = phone.evaluate(
+        """async (q) => {
+        const ix = await judgeappOffline.load('situations'), first = () => ix.search(q, 'ijinden', 8).hits[0].id;
+        const with_rule = first(), w = ix.data.none.one_word;
+        ix.data.none.one_word = 1;
+        const without = first();
+        ix.data.none.one_word = w;
+        return [with_rule, without];
+    }""",
+        q,
+    )
+    assert ranked == [first_answer(lib.lookup, q, "ijinden"), "ijinden/peeking"]
+    assert ranked[0] == "ijinden/asking-spectator-advice"
+    # the page: the story answered offline, the server's answer listed (the offline ranking, which has no
+    # dictionary groups, puts it fourth: docs/offline.md)
+    q, g = read[0]
+    phone.goto(live_server + f"/wizard/{g}?" + urlencode({"q": q}))
+    phone.wait_for_selector("#offline-lookup ol.results li")
+    assert phone.locator("#offline-banner").is_visible()
+    assert phone.locator("#offline-lookup p.empty").count() == 0
+    titles = phone.locator("#offline-lookup ol.results a.title").all_inner_texts()
+    assert lib.lookup.search(q, game=g).matches[0].answer.infraction.name in titles
+    phone.screenshot(path=str(tmp_path / "offline-story-words-dark.png"))
+
+
 def test_record_offline_lands_exactly_once(app, phone, switchable, tmp_path):
     live_server = switchable.url
     record_url = kept_record_page(app, phone, live_server)

@@ -229,3 +229,24 @@ def test_a_change_of_the_synonym_list_is_a_new_offline_version(app, tmp_path):
         edited.write_bytes(Path(app.config["SYNONYMS_PATH"]).read_bytes() + extra)
         app.config["SYNONYMS_PATH"] = str(edited)
         assert offline_version() != before
+
+
+def test_a_storys_word_is_found_offline_through_its_dictionary_group(app, client):
+    """Offline, a story's word the games' text lacks is found where the text holds its dictionary synonym group,
+    as the server's lookup finds it (`Lookup._coverage_of`, 0.8 of the word): アタック (tcg-taikai's evidence
+    spells it) where ijinden's says 攻撃; a word no line spells weighs as its group. The synonym list's keys
+    written in hiragana (うそ) are read inside a story's hiragana, as the server finds them spelled anywhere;
+    and an answer holding one of the story's words alone weighs as the server's ranking weighs it."""
+    from judgeapp.lookup import ONE_WORD
+
+    none = client.get("/offline/situations.json").get_json()["none"]
+    games = none["games"]
+    lines, extra = none["groups"]["アタック"]
+    assert {g for k, g in enumerate(games) if extra & (1 << k)} >= {"ijinden"}
+    assert not extra & (1 << games.index("tcg-taikai"))  # its own: a term already, found at full weight
+    assert none["terms"]["アタック"][0] == 0 and lines > 0  # no line spells it: it weighs as 攻撃's group
+    lookup = app.extensions["judgeapp.library"].lookup
+    groups = lookup.word_groups()
+    assert set(groups["アタック"]) & set(groups["攻撃"])
+    assert "ウソ" in none["kana_keys"] and all(k in none["terms"] for k in none["kana_keys"])
+    assert none["one_word"] == ONE_WORD
