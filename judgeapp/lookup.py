@@ -523,13 +523,23 @@ def _names_re(names: Iterable[str]) -> re.Pattern | None:
         elif chars[-1].isascii():
             pat += r"(?![A-Za-z])"
         alts.append(pat)
-    return re.compile("|".join(alts), re.IGNORECASE) if alts else None
+    # (with a lone particle after it: リセ で 遅刻 is 遅刻, not で 遅刻, which the browser, without a dictionary,
+    # would read as a word)
+    return (
+        re.compile(f"(?:{'|'.join(alts)})(?:\\s*[をがにでのはとも](?=\\s|$))?", re.IGNORECASE)
+        if alts
+        else None
+    )
 
 
 def _names_it(names: re.Pattern, text: str) -> bool:
     """Whether a story names the game by one of its names (`names`, `_names_re`) other than two latin letters or
     fewer: DM in 「DMで暴言」 is as likely a direct message (the search reads it alike: `SearchIndex.search`)."""
-    return any(not (m.group().isascii() and len(squash(m.group())) <= 2) for m in names.finditer(text))
+    found = (_PARTICLE_AFTER_RE.sub("", m.group()) for m in names.finditer(text))
+    return any(not (n.isascii() and len(squash(n)) <= 2) for n in found)
+
+
+_PARTICLE_AFTER_RE = re.compile(r"\s*[をがにでのはとも]$")  # (what `_names_re` takes after a name)
 
 
 # after the spaces: a count's 目 (2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), and 目 and 途中 apart (1ゲーム目途中)

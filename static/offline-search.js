@@ -761,6 +761,7 @@
       if (st) Object.keys(st.names).forEach(function (g) {
         /* (not by two latin letters or fewer: DM in 「DMで暴言」 is as likely a direct message) */
         if (!first && g && (q.match(new RegExp(st.names[g].source, "gi")) || []).some(function (n) {
+          n = n.replace(/\s*[をがにでのはとも]$/, ""); /* (the particle the pattern takes after a name) */
           return !(/^[\x00-\x7f]*$/.test(n) && squash(n).length <= 2); })) first = g;
       });
       try { if (!first) first = localStorage.getItem("judgeapp.game"); } catch (e) { /* none kept */ }
