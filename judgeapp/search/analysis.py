@@ -193,9 +193,6 @@ class Analyzer:
 
         self._split_a = SplitMode.A
         self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
-        # One morpheme list, written again by each cut (`tokenize(out=...)`: no list made per text). Its
-        # morphemes are read before the next cut, under the lock, and never kept.
-        self._out = self._tokenizer.tokenize("")
         self._lock = threading.Lock()
         self._memo: dict[tuple, Word] = {}
         self._pos: dict[int, tuple[bool, ...]] = {}
@@ -232,7 +229,7 @@ class Analyzer:
                 if chunk.strip():
                     with self._lock:
                         before = None  # (surface, kind) of the morpheme before
-                        for m in self._tokenizer.tokenize(chunk, out=self._out):
+                        for m in self._tokenizer.tokenize(chunk):
                             pid = m.part_of_speech_id()
                             kind = kinds.get(pid) or pos_kind(m)  # (`_pos_kind`, its memo read here)
                             surface = m.surface()
@@ -304,15 +301,14 @@ class Analyzer:
         with self._lock:
             return [
                 (m.begin(), m.end(), fold(m.normalized_form()), not self._pos_kind(m)[0])
-                for m in self._tokenizer.tokenize(text[:4000], out=self._out)
+                for m in self._tokenizer.tokenize(text[:4000])
             ]
 
     def parts_of_speech(self, text: str) -> list[tuple[int, int, str, str]]:
         """SudachiPy's morphemes of a short text as (begin, end, part of speech, its subdivision)."""
         with self._lock:
             return [
-                (m.begin(), m.end(), *m.part_of_speech()[:2])
-                for m in self._tokenizer.tokenize(text[:4000], out=self._out)
+                (m.begin(), m.end(), *m.part_of_speech()[:2]) for m in self._tokenizer.tokenize(text[:4000])
             ]
 
     def bounds(self, text: str) -> tuple[set[int], set[int], set[int]]:
@@ -322,7 +318,7 @@ class Analyzer:
         starts: set[int] = set()
         ends: set[int] = set()
         with self._lock:
-            for m in self._tokenizer.tokenize(text[:4000], out=self._out):
+            for m in self._tokenizer.tokenize(text[:4000]):
                 starts.add(m.begin())
                 ends.add(m.end())
                 if self._pos_kind(m)[3]:
