@@ -276,6 +276,10 @@ class Evaluator:
                     for c, found in zip(subs, parts, strict=True):
                         seen[(c.fieldname, c.text)] = found
             else:
+                if not self._may_all(subs, memo):  # (`_and`)
+                    for c in subs:
+                        self._unvisited(c, memo)
+                    return {}
                 parts = []
                 for i, c in enumerate(subs):
                     found = self._run_small(c, game, memo)
@@ -528,6 +532,12 @@ class Evaluator:
         if all(isinstance(c, Q.Term) for c in q.subqueries):
             parts = [(*self._term(c.fieldname, c.text, memo), c.boost) for c in q.subqueries]
         else:
+            if not self._may_all(q.subqueries, memo):
+                # a part no section can match (none of its terms in the index: the title signal of a long
+                # question, one of whose words no title has) empties the whole: no part need be run
+                for c in q.subqueries:
+                    self._unvisited(c, memo)
+                return _EMPTY
             parts = []
             for i, c in enumerate(q.subqueries):  # an empty child empties the whole: the rest need not be run
                 ids, sc = self.run(c, memo)
@@ -557,6 +567,26 @@ class Evaluator:
                 at = self._spread(ids, sc, memo)[common]
             scores += at * boost if boost != 1.0 else at
         return common, _times(scores, q.boost)
+
+    def may_match(self, q: Q.Query) -> bool:
+        """Whether some section may match the query, from the index's terms alone (`lexicon.json`): every
+        part of an And, some part of an Or; a term of a field not listed, or a query of another kind, may."""
+        kind = type(q)
+        if kind is Q.Term:
+            known = self._terms.get(q.fieldname)
+            return known is None or q.text in known
+        if kind is Q.Or:
+            return any(self.may_match(c) for c in q.subqueries)
+        if kind is Q.And:
+            return all(self.may_match(c) for c in q.subqueries)
+        if kind is Q.ConstantScoreQuery:
+            return self.may_match(q.child)
+        return True
+
+    def _may_all(self, subs: list[Q.Query], memo: dict) -> bool:
+        """Whether every one of an And's parts may match (`may_match`; a part already run, in the memo, is
+        left to its result)."""
+        return all(id(c) in memo or self.may_match(c) for c in subs)
 
     def _spread(self, ids: np.ndarray, scores: np.ndarray | None, memo: dict) -> np.ndarray:
         """A result over the whole corpus: whether each document is in it (`scores` None), or its score (0

@@ -174,11 +174,14 @@ class QueryBuilding:
             if katakana_word(key, 3) and len(cons := kana_consonants(key)) >= 3:
                 self._key_consonants.setdefault(cons, []).append(key)
         self._max_key = max((len(k) for k in self._synonym_by_key), default=0)
-        # the lengths of the keys beginning with each character, shortest first (the only slices to try)
-        lengths: dict[str, set[int]] = {}
+        # the lengths of the keys beginning with each two characters, shortest first (the only slices to
+        # try: a slice is cut only where a key can start), and the keys of one character
+        by_two: dict[str, set[int]] = {}
         for key in self._synonym_by_key:
-            lengths.setdefault(key[0], set()).add(len(key))
-        self._key_lengths = {ch: sorted(ls) for ch, ls in lengths.items()}
+            if len(key) >= 2:
+                by_two.setdefault(key[:2], set()).add(len(key))
+        self._key_lengths_2 = {two: tuple(sorted(ls)) for two, ls in by_two.items()}
+        self._one_char_keys = frozenset(k for k in self._synonym_by_key if len(k) == 1)
         self._reading_rank = {r: i for i, r in enumerate(self._synonym_by_reading)}
         reading_lengths: dict[str, set[int]] = {}
         for r in self._synonym_by_reading:
@@ -832,8 +835,14 @@ class QueryBuilding:
         found: list[int] = []
         particles: set[int] | None = None  # where SudachiPy reads a particle (looked up once, when needed)
         starts: tuple[set[int], set[int]] = (set(), set())  # where SudachiPy begins and ends a word
+        by_two, one_char = self._key_lengths_2, self._one_char_keys
         for i, ch in enumerate(s):
-            for length in self._key_lengths.get(ch, ()):
+            # (the lengths of the keys starting with s[i], shortest first, less those whose second character
+            # is not s[i + 1]: they cannot match there)
+            lengths = by_two.get(s[i : i + 2], ())
+            if ch in one_char:
+                lengths = (1, *lengths)
+            for length in lengths:
                 j = i + length
                 if j > len(s):
                     break

@@ -74,21 +74,27 @@ class Marker:
     def __init__(self, branches: list[tuple[str, bool]]):
         self.branches = branches  # (text, whether it is a needle)
         self.needles = any(needle for _, needle in branches)
+        # how each branch is found, decided once a query rather than once a hit: (rank, text, how), how
+        # 0 as written, 1 a needle without gaps of its own (in the gapless text, when there is one), 2 a
+        # needle stepped through; empty branches left out
+        self._plan = [
+            (rank, branch, 0 if not needle or len(branch) == 1 else 2 if _GAP_RUNS.search(branch) else 1)
+            for rank, (branch, needle) in enumerate(branches)
+            if branch
+        ]
 
     def spans(self, text: str, gapless: Gapless | None = None) -> list[tuple[int, int]]:
         """`gapless`, the text's `Gapless` when the caller keeps one."""
         found: dict[int, tuple[int, int]] = {}  # start → (the first branch that matches there, its end)
-        for rank, (branch, needle) in enumerate(self.branches):
-            if not branch:
-                continue
-            if not needle or len(branch) == 1:  # (a needle of one character is that character)
+        for rank, branch, how in self._plan:
+            if how == 0:  # (a needle of one character is that character)
                 at = text.find(branch)
                 while at >= 0:
                     if at not in found:  # (a branch before this one matches there: it wins)
                         found[at] = (rank, at + len(branch))
                     at = text.find(branch, at + 1)
                 continue
-            if gapless is not None and not _GAP_RUNS.search(branch):
+            if how == 1 and gapless is not None:
                 # The needle's characters, gaps skipped between them: the needle in the gapless text. Its
                 # match starts at its first character's place and ends after its last one's.
                 flat, last = gapless.text, len(branch) - 1
