@@ -528,3 +528,13 @@ def test_a_broad_everyday_word_is_no_key_alone(library):
     assert ix.search("文句ばかり言うプレイヤーへの対応").hits[0].id != "tcg-taikai/floor-rules/2h"
     assert ix.search("開始時間が30分繰り下がった").hits[0].id != "tcg-taikai/floor-rules/5a"
     assert ix.search("権利が次の人に繰り下がる").hits[0].id == "tcg-taikai/floor-rules/5a"
+
+
+def test_a_judges_words_are_not_kept_from_search_to_search(library):
+    """The search keeps what depends on the index and the synonym list only: a judge's romaji words (read by
+    SudachiPy to tell a loan word) are not kept, so a server's memory does not grow with what judges type."""
+    ix = library.index
+    kept = len(ix._analysed)
+    for i in range(50):
+        ix.search_uncached(f"shuffle zzq{i}abc no mae ni kiru", game="tcg-taikai")
+    assert len(ix._analysed) == kept

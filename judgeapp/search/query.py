@@ -239,7 +239,8 @@ class QueryBuilding:
             kana = romaji_to_hiragana(word) if word.islower() else None
             if kana is None or word in self.lexicon["words"] or squash(word) in self._synonym_by_key:
                 continue
-            ws = self._words(word)
+            # (not kept: a judge's words are unbounded; `_words` keeps the synonym list's, which are not)
+            ws = self.analyzer.words(word)
             if len(ws) != 1 or not all(f.isascii() for f in ws[0].forms):
                 continue  # a word SudachiPy reads as a loan word (game: ゲーム)
             found.append((m.start(), m.end(), kana))
