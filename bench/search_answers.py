@@ -28,24 +28,34 @@ QUERY_TABLES = tuning("search")
 TABLES = [*QUERY_TABLES, "search_spelling.yaml"]
 
 
-def dump(out: Path, workdir: Path) -> None:
+def scaled_indexes(code: Path, workdir: Path):
+    """(size, index) on the real corpus (size None) and on 10,000 sections, as `code`'s judgeapp builds and
+    opens them (built once in `workdir` and kept there)."""
     from search_bench import scaled_docs
 
     import judgeapp.search as S
-    import judgeapp.search.index as SI
     from judgeapp.corpus import load_corpus
 
-    SI.round = lambda x, n=None: x  # the hits' scores unrounded (the module's `round`, for this process)
-    cases = [c for f in TABLES for c in yaml.safe_load((ROOT / "tests" / "cases" / f).read_text("utf-8"))]
-    corpus = load_corpus(ROOT / "rules_corpus")
-    answers = {}
+    corpus = load_corpus(code / "rules_corpus")
     for size in (None, 10_000):
         ixdir = workdir / f"ix-{size or 'real'}"
         if not ixdir.exists():
             S.build_index(scaled_docs(corpus, size or len(corpus.sections)), ixdir)
-        ix = S.SearchIndex(
-            ixdir, S.load_synonyms(ROOT / "rules_corpus" / "synonyms.yaml"), corpus.game_names()
+        yield (
+            size,
+            S.SearchIndex(
+                ixdir, S.load_synonyms(code / "rules_corpus" / "synonyms.yaml"), corpus.game_names()
+            ),
         )
+
+
+def dump(out: Path, workdir: Path) -> None:
+    import judgeapp.search.index as SI
+
+    SI.round = lambda x, n=None: x  # the hits' scores unrounded (the module's `round`, for this process)
+    cases = [c for f in TABLES for c in yaml.safe_load((ROOT / "tests" / "cases" / f).read_text("utf-8"))]
+    answers = {}
+    for size, ix in scaled_indexes(ROOT, workdir):
         for c in cases:
             for game in dict.fromkeys([c.get("game"), None]):
                 for limit in (5, 10):

@@ -32,23 +32,15 @@ def _h(x) -> str:
 def dump(out: Path, code: Path, workdir: Path) -> None:
     sys.path.insert(0, str(code))
     import judgeapp.search as S  # (first: `search_bench` puts this repository on the path)
-    from judgeapp.corpus import load_corpus
 
     sys.path.insert(0, str(HERE / "bench"))
-    from search_bench import scaled_docs  # (the scaling only; the engine is `code`'s)
+    from search_answers import scaled_indexes  # (the scaling only; the engine is `code`'s)
     from tables import is_report
 
     assert Path(S.__file__).resolve().is_relative_to(code.resolve()), S.__file__
     files = sorted((HERE / "tests" / "cases").glob("search_*.yaml"))
-    corpus = load_corpus(code / "rules_corpus")
     answers: dict[str, list[str]] = {}
-    for size in (None, 10_000):
-        ixdir = workdir / f"ix-{size or 'real'}"
-        if not ixdir.exists():
-            S.build_index(scaled_docs(corpus, size or len(corpus.sections)), ixdir)
-        ix = S.SearchIndex(
-            ixdir, S.load_synonyms(code / "rules_corpus" / "synonyms.yaml"), corpus.game_names()
-        )
+    for size, ix in scaled_indexes(code, workdir):
         for f in files:
             kind = "report" if is_report(f.name) else "tune"
             for c in yaml.safe_load(f.read_text("utf-8")) or []:
