@@ -723,17 +723,6 @@ class QueryBuilding:
         ]
         return kept or words
 
-    def _can_match(self, q: Q.Query) -> bool:
-        """Whether some section may match the query: its terms are in the index (every part of an And, some
-        part of an Or); a query of another kind is taken to match."""
-        if isinstance(q, Q.Term):
-            return self._has(q.fieldname, q.text)
-        if isinstance(q, Q.And):
-            return all(self._can_match(x) for x in q.subqueries)
-        if isinstance(q, Q.Or):
-            return any(self._can_match(x) for x in q.subqueries)
-        return True
-
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
         return len(self._evaluator.postings(field, text)[0]) > 0
@@ -1017,7 +1006,7 @@ class QueryBuilding:
         word_queries = [self._word_query(qw, alternatives=alternatives(qw)) for qw in core]
         # A word that no section holds in any form (a child's word: 子, お母さん) cannot be asked for: the
         # every-word and all-but-one signals are made of the others (it would fail them everywhere).
-        held = [(qw, wq) for qw, wq in zip(core, word_queries, strict=True) if self._can_match(wq)]
+        held = [(qw, wq) for qw, wq in zip(core, word_queries, strict=True) if self._evaluator.may_match(wq)]
         if held and len(held) < len(core):
             core, word_queries = [qw for qw, _ in held], [wq for _, wq in held]
         if len(word_queries) > 1:

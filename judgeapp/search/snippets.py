@@ -72,7 +72,6 @@ class Marker:
     (`textnorm.squash`), none of them a gap, so each match is found without going back."""
 
     def __init__(self, branches: list[tuple[str, bool]]):
-        self.branches = branches  # (text, whether it is a needle)
         self.needles = any(needle for _, needle in branches)
         # how each branch is found, decided once a query rather than once a hit: (rank, text, how), how
         # 0 as written, 1 a needle without gaps of its own (in the gapless text, when there is one), 2 a
