@@ -165,10 +165,11 @@ _JP = r"\u3041-\u30ff\u3400-\u9fff\uf900-\ufaff\u3005\u3006\u3001\u3002\u300c-\u
 _JP_SPACE_RE = re.compile(rf"(?<=[{_JP}]) +| +(?=[{_JP}])")
 # a story written word by word: a particle stands between spaces (ひと が あいて を); a phone note's spaces
 # (スコアカード 返送忘れ 3週たった) part its phrases, which the analyzer reads as they are
-_SPACED_RE = re.compile(r"(?:^|\s)[をがにでのはとも](?:\s|$)")
+_PARTICLE = "[をがにでのはとも]"  # a particle a judge types as a word of its own
+_SPACED_RE = re.compile(rf"(?:^|\s){_PARTICLE}(?:\s|$)")
 # the space after such a particle stays: the writer's word break there is the one the analyzer needs (joined,
 # 「わたし が かった」 is わたし・がかる, 「わたさないで かくした」 わたさ・でかい; a blank it reads as a word's end)
-_AFTER_PARTICLE_RE = re.compile(r"(?:^|\s)[をがにでのはとも]$")
+_AFTER_PARTICLE_RE = re.compile(rf"(?:^|\s){_PARTICLE}$")
 # Words a judge quotes (「…」, 『…』, "…") are what someone said: they count QUOTED_WEIGHT in the coverage.
 _QUOTE_RE = re.compile(r"「[^「」]*」|『[^『』]*』|\"[^\"]*\"")
 QUOTED_WEIGHT = 0.5
@@ -525,11 +526,7 @@ def _names_re(names: Iterable[str]) -> re.Pattern | None:
         alts.append(pat)
     # (with a lone particle after it: リセ で 遅刻 is 遅刻, not で 遅刻, which the browser, without a dictionary,
     # would read as a word)
-    return (
-        re.compile(f"(?:{'|'.join(alts)})(?:\\s*[をがにでのはとも](?=\\s|$))?", re.IGNORECASE)
-        if alts
-        else None
-    )
+    return re.compile(f"(?:{'|'.join(alts)})(?:\\s*{_PARTICLE}(?=\\s|$))?", re.IGNORECASE) if alts else None
 
 
 def _names_it(names: re.Pattern, text: str) -> bool:
@@ -539,7 +536,7 @@ def _names_it(names: re.Pattern, text: str) -> bool:
     return any(not (n.isascii() and len(squash(n)) <= 2) for n in found)
 
 
-_PARTICLE_AFTER_RE = re.compile(r"\s*[をがにでのはとも]$")  # (what `_names_re` takes after a name)
+_PARTICLE_AFTER_RE = re.compile(rf"\s*{_PARTICLE}$")  # (what `_names_re` takes after a name)
 
 
 # after the spaces: a count's 目 (2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), and 目 and 途中 apart (1ゲーム目途中)
@@ -1260,6 +1257,7 @@ class Lookup:
             "spaced": _SPACED_RE.pattern,
             "jp_space": _JP_SPACE_RE.pattern,
             "after_particle": _AFTER_PARTICLE_RE.pattern,
+            "particle_after_name": _PARTICLE_AFTER_RE.pattern,
             "subs": [[p.pattern, repl.replace("\\1", "$1")] for p, repl in _STORY_SUBS],
             "names": {g: r.pattern for g, r in names.items() if r is not None},
         }

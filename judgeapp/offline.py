@@ -531,8 +531,8 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
             if d["id"] in levels:  # as the server's page shows it: the level, discretion, who may issue it
                 sec, level, line = levels[d["id"]]
                 d.update(title=sec.title, pen=level.label, meta=level_meta(level), snip=line, href=sec.url)
-                if level_issuer(level):
-                    d["warn"] = level_issuer(level)
+                if issuer := level_issuer(level):
+                    d["warn"] = issuer
                 continue
             if iid.startswith("rule:"):  # an accumulation rule: its badge, and the section it cites
                 rule = next(r for r in policy.file.rules if f"rule:{r.id}" == iid)

@@ -87,7 +87,8 @@
        the rest of the lookup works) */
     try {
       if (st) this.story = { counter: new RegExp(st.counter, "g"), counters: st.counters, spaced: new RegExp(st.spaced),
-        jpSpace: new RegExp(st.jp_space, "g"), afterParticle: new RegExp(st.after_particle), subs: st.subs.map(function (x) { return [new RegExp(x[0], "g"), x[1]]; }),
+        jpSpace: new RegExp(st.jp_space, "g"), afterParticle: new RegExp(st.after_particle),
+        particleAfterName: new RegExp(st.particle_after_name), subs: st.subs.map(function (x) { return [new RegExp(x[0], "g"), x[1]]; }),
         names: dict(Object.keys(st.names).reduce(function (o, g) { o[g] = new RegExp(st.names[g], "gi"); return o; }, {})) };
     } catch (e) { this.story = null; }
     this.maxSurface = 1;
@@ -525,6 +526,19 @@
     return cleanQuery(names ? text.replace(names, " ") : text);
   };
 
+  /* The games a story names (judgeapp/lookup.py `_names_it`), in the games' order: not by two latin letters or
+     fewer (DM in 「DMで暴言」 is as likely a direct message) */
+  Index.prototype.storyNames = function (text) {
+    var st = this.story;
+    if (!st) return [];
+    return Object.keys(st.names).filter(function (g) {
+      return g && (text.match(new RegExp(st.names[g].source, "gi")) || []).some(function (n) {
+        n = n.replace(st.particleAfterName, ""); /* (the particle the pattern takes after a name) */
+        return !(/^[\x00-\x7f]*$/.test(n) && squash(n).length <= 2);
+      });
+    });
+  };
+
   /* Whether a game's text covers the story (as the server: one word found needs more of the story than two) */
   Index.prototype.fits = function (c) {
     var ev = this.data.none;
@@ -757,13 +771,7 @@
       /* the game the judge chose last first, where its text fits; said where it does not (as the server) */
       /* the page's own note first (kept offline as the judge moves: the cached page's is from when it was kept) */
       /* ... but a game the story names goes first (as the server's `search_all`) */
-      var st = ix.story, first = null;
-      if (st) Object.keys(st.names).forEach(function (g) {
-        /* (not by two latin letters or fewer: DM in 「DMで暴言」 is as likely a direct message) */
-        if (!first && g && (q.match(new RegExp(st.names[g].source, "gi")) || []).some(function (n) {
-          n = n.replace(/\s*[をがにでのはとも]$/, ""); /* (the particle the pattern takes after a name) */
-          return !(/^[\x00-\x7f]*$/.test(n) && squash(n).length <= 2); })) first = g;
-      });
+      var first = ix.storyNames(q)[0] || null;
       try { if (!first) first = localStorage.getItem("judgeapp.game"); } catch (e) { /* none kept */ }
       if (!first) first = box.getAttribute("data-first");
       if (first && names[first]) {

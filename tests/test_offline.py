@@ -564,6 +564,17 @@ def test_offline_lookup_reads_a_story_as_the_server(app, offline_phone, live_ser
     }"""
     )
     assert fallback == [True, True, False]
+    # the games a story names come first on the home page's lookup, as the server's `search_all` reads them
+    stories = ["TCG大会規定 で 遅刻", "イジンデン で 悪質な違反", "DMで暴言を言われた", "遅刻"]
+    named = phone.evaluate(
+        """async (qs) => { const ix = await judgeappOffline.load('situations'); return qs.map(q => ix.storyNames(q)); }""",
+        stories,
+    )
+    assert (
+        named
+        == [list(lib.lookup.search_all(q).named) for q in stories]
+        == [["tcg-taikai"], ["ijinden"], [], []]
+    )
 
 
 def test_offline_lookup_finds_a_storys_words_as_the_server(app, offline_phone, live_server, tmp_path):
