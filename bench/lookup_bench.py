@@ -8,7 +8,9 @@ supports it, in the top 3 and first; for the table of situations no text covers 
 often the lookup says it found nothing. Then the lookup's build time and its query time (median, p95) over
 every query of every table, and the cold start (a fresh process: corpus, policies, lookup from its cache,
 first answer). `--misses TABLE` lists the misses of a table (never shown for the reporting half);
-`--no-report` leaves the reporting halves out (while tuning). The reporting halves come last
+`--no-report` leaves the reporting halves out (while tuning). Last, the lookup across every game (the home
+page's, `search_all`) on the tuning halves' stories (and the reporting halves', figures only): how often the
+row's game comes first and its first answer is the text's. The reporting halves come last
 (the `report` halves of tests/cases/tables.yaml: the writers' situations halves and the later writers' none
 tables).
 `run()` returns the report's lines (for bench/run.py).
@@ -93,6 +95,23 @@ def score_table(lookup: Lookup, cases: list[dict]) -> tuple[int, int, list[str],
                 f"{f' NONE cov={res.coverage:.2f}' if res.none else ''}"
             )
     return first, top3, misses, extra
+
+
+def across_games(lookup: Lookup, names, half: str, print) -> None:  # noqa: A002 (print or collect)
+    """The home page's lookup across every game (`search_all`), each row's story without its game: how often
+    the row's game comes first, and its first answer is the text's (figures only)."""
+    game = answer = n = 0
+    for name in names:
+        for case in yaml.safe_load((CASES / name).read_text(encoding="utf-8")) or []:
+            n += 1
+            res = lookup.search_all(case["q"])
+            if res.matches and res.matches[0].answer.game == case["game"]:
+                game += 1
+                answer += supports(match_json(res.matches[0]), case)
+    print(
+        f"across all games ({half} halves, n={n}): the story's game first {game} = {game / n:.1%}, "
+        f"its first answer the text's {answer} = {answer / n:.1%}"
+    )
 
 
 COLD = """
@@ -211,11 +230,13 @@ def _run(show: set[str], print, no_report: bool = False) -> None:  # noqa: A002 
                     r.coverage,
                     [m.answer.key for m in r.matches],
                 )
+    across_games(lookup, tuning("situations"), "tuning", print)
     if not no_report:  # last, and only their figures
         for name in REPORTS:
             table(name)
         for name in NONE_REPORTS:
             none_table(name)
+        across_games(lookup, REPORTS, "reporting", print)
     times, cpu = [], []
     for _ in range(3):
         for q, g in queries:

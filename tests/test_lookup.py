@@ -211,6 +211,22 @@ def test_home_page_offers_the_lookup_across_games_grouped_by_game(client, librar
     assert "どのゲームの規定にも" in html and "この文書には" not in html  # it looked in every game's text
 
 
+def test_the_lookup_across_games_orders_the_games_by_their_best_answer(library):
+    """The games come in the order of one ranking of every game's answers (the API without a game, and the
+    offline lookup), not by how many of the story's words a game's text holds: a player's story of two extra
+    cards is ijinden's 誤って余分に引いた (注意) before Lycee's mulligan, whose text holds 2 and 枚 too."""
+    lookup = library.lookup
+    for q in ("相手がカード2枚引いてたんですけど反則ですよね", "観客が口出しした", "相手が遅刻してきた"):
+        ranked = []
+        for m in lookup.search(q, limit=30).matches:
+            if m.answer.game not in ranked:
+                ranked.append(m.answer.game)
+        groups = [g for g, _ in lookup.search_all(q).groups()]
+        assert groups == [g for g in ranked if g in groups], q
+    first = lookup.search_all("相手がカード2枚引いてたんですけど反則ですよね").matches[0]
+    assert first.answer.key == "ijinden/extra-draw"
+
+
 def test_the_lookup_across_games_puts_the_game_chosen_last_first(client, library):
     """A judge at a one-game event finds that game's answers first; where its text fits nothing, the page says
     so before the other games' answers (as offline: tests/test_offline.py)."""
