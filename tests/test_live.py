@@ -316,3 +316,58 @@ def test_on_sqlite_old_notes_are_deleted_and_later_ones_still_arrive(two_apps, m
     announce("seats")  # a new id (never one used before), read as the next
     assert _kinds(theirs, 1.5) == ["seats"]
 
+
+def _signed_in(server: Server) -> tuple[int, dict, int]:
+    status, made = server.call("POST", "/api/events", EVENT)
+    assert status == 201, made
+    eid, org = made["event"]["id"], made["token"]
+    tokens = {}
+    for name, role in (("HJ", "head_judge"), ("FJ", "floor_judge")):
+        body = {"name": name, "role": role, "passcode": f"{name}-passcode-1"}
+        assert server.call("POST", f"/api/events/{eid}/staff", body, org)[0] == 201
+        body = {"name": name, "passcode": f"{name}-passcode-1"}
+        tokens[name] = server.call("POST", f"/api/events/{eid}/token", body)[1]["token"]
+    status, body = server.call(
+        "POST", f"/api/events/{eid}/players", {"number": "001", "name": "山田太郎"}, org
+    )
+    return eid, tokens, body["results"][0]["id"]
+
+
+def test_serve_with_two_workers_on_sqlite_every_stream_hears_every_record(index_dir, tmp_path):
+    """`judgeapp serve --workers 2`: streams and records land on whichever worker takes the connection; four
+    streams (on one worker or both) each hear each of three records once."""
+    url = f"sqlite:///{tmp_path / 'judgeapp.db'}"
+    make_app(index_dir, url).extensions["judgeapp.db"].dispose()  # the file at head (the server checks it)
+    server = Server(url, index_dir, tmp_path / "serve.log", workers=2)
+    stop = threading.Event()
+    try:
+        server.wait()
+        eid, tokens, player = _signed_in(server)
+        streams = []
+        for _ in range(4):
+            events: queue.Queue = queue.Queue()
+            path = f"/events/{eid}/desk/stream"
+            threading.Thread(
+                target=_stream, args=(server, path, tokens["HJ"], events, stop), daemon=True
+            ).start()
+            assert _next(events, "status", 10)[1] == 200
+            _next(events, "hello", 10)
+            streams.append(events)
+        made = []
+        for n in range(3):
+            body = {"player": player, "round": 1, "level": "N", "facts": f"{n + 1} 件目"}
+            status, data = server.call("POST", f"/api/events/{eid}/penalties", body, tokens["FJ"])
+            assert status == 201, data
+            made.append(data["record"]["id"])
+        time.sleep(1.5)  # every poller has looked several times
+        for events in streams:
+            heard = []
+            while not events.empty():
+                name, data, _ = events.get_nowait()
+                if name == "change" and json.loads(data)["kind"] == "record":
+                    heard.append(json.loads(data)["record"])
+            assert sorted(heard) == made  # once each (its own worker's at once, the other's polled)
+    finally:
+        stop.set()
+        server.stop()
+    assert "Booting worker" in server.log_path.read_text()  # gunicorn's workers, not waitress
