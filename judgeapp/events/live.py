@@ -57,6 +57,7 @@ POLL_SECONDS = 0.3  # SQLite: how often a process looks for the other processes'
 NOTE_SECONDS = 300  # SQLite: a note older than this is deleted (by any process's poller, once a minute)
 PRUNE_SECONDS = 60
 _NOTIFY = text("SELECT pg_notify(:c, :p)")
+_NOTE = insert(LiveNote.__table__)
 
 
 def channel_for(url: str) -> str:
@@ -117,8 +118,7 @@ class Hub:
         """SQLite: the announcement as a row of `live_notes`, in the caller's write transaction (the other
         processes' pollers find it once it commits)."""
         if self.polls:
-            values = {"origin": self.origin, "payload": payload, "created_at": utcnow()}
-            conn.execute(insert(LiveNote.__table__), values)
+            conn.execute(_NOTE, {"origin": self.origin, "payload": payload, "created_at": utcnow()})
 
     def _after_commit(self, session: Session) -> None:
         for payload in session.info.pop("judgeapp.live", []):
