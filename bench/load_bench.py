@@ -1,9 +1,10 @@
 """Pages under load, recording under concurrency, and cold start: the app as it runs in production.
 
-- load: the app under a production server (waitress as `judgeapp serve` runs it, and gunicorn with one worker
-  per core as docs/deploy.md runs it), 20 concurrent clients with keep-alive, a realistic mix of a judge's
-  pages (home, search, section, wizard step, outcome, player page) for a fixed number of requests; p50/p95/p99
-  per page type, requests per second, and the transfer size of each page type.
+- load: the app under a production server (`judgeapp serve` itself, which forks a gunicorn worker per core;
+  waitress in one process, as `judgeapp serve --workers 1` runs it; and gunicorn with one worker per core as
+  docs/deploy.md runs it), 20 concurrent clients with keep-alive, a realistic mix of a judge's pages (home,
+  search, section, wizard step, outcome, player page) for a fixed number of requests; p50/p95/p99 per page
+  type, requests per second, and the transfer size of each page type.
 - recording: 10 concurrent judges recording penalties for a few players over HTTP, on SQLite and on
   PostgreSQL; latency and throughput, and the check that every player's standing equals the standing of the
   same penalties recorded one by one.
@@ -19,6 +20,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -84,6 +86,12 @@ def _gunicorn_settings() -> str:
 
 
 GUNICORN = _gunicorn_settings()
+# The servers, by kind: `judgeapp serve` as a newcomer starts it, waitress in one process, the deploy's gunicorn.
+LABELS = {
+    "serve": f"`judgeapp serve` ({GUNICORN}, preloaded)",
+    "waitress": "waitress in one process (`judgeapp serve --workers 1`, 8 page threads)",
+    "gunicorn": f"gunicorn -c python:judgeapp.gunicorn_conf ({GUNICORN}, docs/deploy.md)",
+}
 
 
 def free_port() -> int:
@@ -112,8 +120,9 @@ class Server:
             "PGAPPNAME": f"judgeapp-bench-{self.port}",
         }
         self.database_url = database_url
-        if kind == "waitress":
+        if kind in ("serve", "waitress"):
             self.cmd = [PY, "-m", "judgeapp.cli", "serve", "--port", str(self.port)]
+            self.cmd += ["--workers", "1"] if kind == "waitress" else []
         else:
             # Exactly the deploy's settings (judgeapp/gunicorn_conf.py, docs/deploy.md); only the address differs.
             self.cmd = [
@@ -175,7 +184,7 @@ class Server:
 
     def stop(self) -> None:
         if self.proc and self.proc.poll() is None:
-            self.proc.terminate()
+            self.proc.send_signal(signal.SIGINT)  # as Ctrl+C: gunicorn's quick shutdown, open streams end
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
@@ -441,7 +450,7 @@ def desks_beside(work: Path, index_dir: Path, requests: int) -> list[str]:
     for desks in (0, 10):
         url = f"sqlite:///{work / f'desks-{desks}.db'}"
         migrate(url)
-        srv = Server("waitress", work, url, index_dir)
+        srv = Server("serve", work, url, index_dir)
         try:
             srv.start()
             out[desks] = load(srv.port, requests=requests, desks=desks, record_every=1.0)
@@ -453,7 +462,8 @@ def desks_beside(work: Path, index_dir: Path, requests: int) -> list[str]:
         "",
         f"{requests} page requests by 20 clients (the mix above), a judge recording a penalty every second; "
         "then the same with 10 head judge desks open (event stream, fragment reloaded on every change). "
-        "waitress as `judgeapp serve` runs it (8 page threads, and threads of their own for up to 24 streams).",
+        f"{LABELS['serve']}: the desks' streams and the recordings land on either worker, and each worker's "
+        "streams hear the other's records through the database.",
         "",
         "| | requests/s | client p50 | client p95 | client p99 | server p95 | desk reloads | refused |",
         "| --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -688,7 +698,7 @@ def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
         migrate(sqlite_url)
         cold = []
         for _ in range(3):
-            srv = Server("waitress", work, sqlite_url, index_dir)
+            srv = Server("serve", work, sqlite_url, index_dir)
             try:
                 cold.append(srv.start())
             finally:
@@ -697,7 +707,7 @@ def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
             "### Cold start",
             "",
             f"- index build for the real corpus (rules and situations, including loading the dictionary): {build_s:.1f} s",
-            f"- process start → first answered search, index present (waitress, median of 3): {statistics.median(cold):.2f} s",
+            f"- process start → first answered search, index present (`judgeapp serve`, median of 3): {statistics.median(cold):.2f} s",
             "",
         ]
         print("\n".join(lines[-4:]), flush=True)
@@ -712,7 +722,7 @@ def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
             "queue and the network stack. The load generator runs on the same 2 cores.",
             "",
         ]
-        for kind in ("waitress", "gunicorn"):
+        for kind in ("serve", "waitress", "gunicorn"):
             url = f"sqlite:///{work / f'load-{kind}.db'}"
             migrate(url)
             srv = Server(kind, work, url, index_dir)
@@ -721,13 +731,8 @@ def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
                 r = load(srv.port, requests=requests)
             finally:
                 srv.stop()
-            label = (
-                "waitress (`judgeapp serve`, 8 threads)"
-                if kind == "waitress"
-                else f"gunicorn -c python:judgeapp.gunicorn_conf ({GUNICORN}, docs/deploy.md)"
-            )
             lines += [
-                f"**{label}**: {r['rps']:.0f} requests/s, {r['errors']} errors; server time p50 "
+                f"**{LABELS[kind]}**: {r['rps']:.0f} requests/s, {r['errors']} errors; server time p50 "
                 f"{r['server'][0]:.1f} / p95 {r['server'][1]:.1f} / p99 {r['server'][2]:.1f} ms; at the client "
                 f"p50 {r['all'][0]:.1f} / p95 {r['all'][1]:.1f} / p99 {r['all'][2]:.1f} ms",
                 "",
@@ -758,7 +763,7 @@ def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
         lines += [
             "### Recording",
             "",
-            "10 judges at once, 40 penalties each, over HTTP (waitress), for 5 players of a Lycee event.",
+            "10 judges at once, 40 penalties each, over HTTP (`judgeapp serve`), for 5 players of a Lycee event.",
             "",
             "| database | records | records/s | p50 ms | p95 ms | p99 ms | failures | standings = sequential |",
             "| --- | --- | --- | --- | --- | --- | --- | --- |",
@@ -768,7 +773,7 @@ def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
                 lines.append(f"| {name} | not reachable: skipped | | | | | | |")
                 continue
             migrate(url)
-            srv = Server("waitress", work, url, index_dir)
+            srv = Server("serve", work, url, index_dir)
             try:
                 srv.start()
                 r = recording(srv.port)
@@ -786,6 +791,13 @@ def run(requests: int = 3000, pages_only: bool = False) -> list[str]:
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    n = int(args[0]) if args else 3000
-    print("\n".join(run_desks(n) if "--desks" in sys.argv else run(n, pages_only="--pages" in sys.argv)))
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("requests", nargs="?", type=int, default=3000, help="page requests per server (3000)")
+    parser.add_argument("--pages", action="store_true", help="the cold start and the pages under load only")
+    parser.add_argument("--desks", action="store_true", help="the desks beside the judges only")
+    args = parser.parse_args()
+    print("\n".join(run_desks(args.requests) if args.desks else run(args.requests, pages_only=args.pages)))

@@ -16,34 +16,84 @@ def main() -> None:
     """judgeapp: フロアルール・違反ウィザード・大会記録"""
 
 
+def _default_workers() -> int:
+    from . import gunicorn_conf
+
+    return gunicorn_conf.workers  # one per core, or JUDGEAPP_WORKERS
+
+
 @main.command()
 @click.option("--host", default=lambda: os.environ.get("HOST", "127.0.0.1"), show_default="127.0.0.1")
 @click.option("--port", default=lambda: int(os.environ.get("PORT", 8000)), type=int, show_default="8000")
 @click.option(
-    "--threads",
-    default=8,
-    show_default=True,
-    help="worker threads for pages (the desks' live streams get threads of their own)",
+    "--workers",
+    default=_default_workers,
+    type=click.IntRange(min=1),
+    show_default="one per core, or JUDGEAPP_WORKERS",
+    help="server processes (gunicorn); 1, or where there is no fork (Windows): waitress in this process",
 )
-def serve(host: str, port: int, threads: int) -> None:
-    """Serve the app with waitress (builds the search index first if needed).
+@click.option(
+    "--threads",
+    default=None,
+    type=click.IntRange(min=1),
+    help="threads for pages per process, 8 by default (the desks' live streams get threads of their own; "
+    "under gunicorn without this option, gunicorn_conf.py's threads: 32 in all)",
+)
+def serve(host: str, port: int, workers: int, threads: int | None) -> None:
+    """Serve the app: one process per core under gunicorn (judgeapp/gunicorn_conf.py's settings), or waitress
+    in one process. The schema is brought up to date and the search index built first, once.
 
-    Each open desk holds one thread for its event stream, so waitress gets `threads` plus the most streams a
-    process keeps open (LIVE_MAX_STREAMS, 24): open desks never take the threads the judges' pages need."""
-    from waitress import serve as waitress_serve
+    Each open desk holds one thread for its event stream, so a process gets `threads` plus the most streams
+    it keeps open (LIVE_MAX_STREAMS, 24): open desks never take the threads the judges' pages need. The
+    processes hear each other's changes for the desks through the database (judgeapp/events/live.py)."""
+    import gc
 
     from . import create_app
     from .events.live import hub_for
 
-    app = create_app()
-    app.extensions["judgeapp.db"].upgrade()  # the schema is brought up to date before serving
+    app = create_app()  # builds the search indexes if needed: once, before any worker is forked
+    db = app.extensions["judgeapp.db"]
+    db.upgrade()  # the schema is brought up to date before serving
+    db.dispose()  # no connection of this process is left for a forked worker to share
     streams = hub_for(app).max_streams
     shown = "localhost" if host in ("127.0.0.1", "0.0.0.0") else host
-    click.echo(f"judgeapp is ready: http://{shown}:{port}/  (Ctrl+C to stop)")
-    import gc
+    ready = f"judgeapp is ready: http://{shown}:{port}/  (Ctrl+C to stop)"
+    # As judgeapp/gunicorn_conf.py's post_worker_init: the loaded indexes stay out of every full collection
+    # (and, frozen before the fork, their pages stay shared between the workers).
+    gc.freeze()
+    if workers > 1 and hasattr(os, "fork"):
+        _gunicorn(app, f"{host}:{port}", workers, threads and threads + streams, ready).run()
+        return
+    from waitress import serve as waitress_serve
 
-    gc.freeze()  # as judgeapp/gunicorn_conf.py: the loaded indexes stay out of every full collection
-    waitress_serve(app, host=host, port=port, threads=threads + streams, ident="judgeapp")
+    click.echo(ready)
+    waitress_serve(app, host=host, port=port, threads=(threads or 8) + streams, ident="judgeapp")
+
+
+def _gunicorn(app, bind: str, workers: int, threads: int | None, ready: str):
+    """gunicorn's custom application (gunicorn.app.base.BaseApplication) serving `app`, loaded in this process
+    and forked into `workers` workers (preload_app: the indexes are shared copy-on-write), with the deploy's
+    settings (judgeapp/gunicorn_conf.py: the threaded worker, its threads, gc.freeze in each worker)."""
+    from gunicorn.app.base import BaseApplication
+
+    from . import gunicorn_conf
+
+    class Server(BaseApplication):
+        def load_config(self):
+            for key, value in vars(gunicorn_conf).items():
+                if key in self.cfg.settings:
+                    self.cfg.set(key, value)
+            self.cfg.set("bind", bind)
+            self.cfg.set("workers", workers)
+            if threads:
+                self.cfg.set("threads", threads)
+            self.cfg.set("preload_app", True)
+            self.cfg.set("when_ready", lambda _arbiter: click.echo(ready))
+
+        def load(self):
+            return app
+
+    return Server()
 
 
 @main.group()

@@ -19,3 +19,13 @@ def post_worker_init(worker):
 
     if os.environ.get("JUDGEAPP_GC_FREEZE", "1") != "0":
         gc.freeze()
+
+
+def worker_int(worker):
+    """Ctrl+C (SIGINT) or SIGQUIT: the worker's open desk streams end now (the browsers reconnect), so that it
+    exits at once instead of waiting for each stream's 55 s."""
+    app = getattr(worker, "wsgi", None)
+    if hasattr(app, "extensions"):
+        from judgeapp.events.live import hub_for
+
+        hub_for(app).stop()

@@ -38,3 +38,15 @@ def test_the_bench_starts_gunicorn_with_the_deploy_file(tmp_path):
         sys.path.remove(str(ROOT / "bench"))
     srv = load_bench.Server("gunicorn", tmp_path, "sqlite://", tmp_path)
     assert srv.cmd[1:3] == ["-c", "python:judgeapp.gunicorn_conf"]
+
+
+def test_the_bench_measures_judgeapp_serve_itself_and_waitress_in_one_process(tmp_path):
+    sys.path.insert(0, str(ROOT / "bench"))
+    try:
+        import load_bench
+    finally:
+        sys.path.remove(str(ROOT / "bench"))
+    serve = load_bench.Server("serve", tmp_path, "sqlite://", tmp_path).cmd
+    waitress = load_bench.Server("waitress", tmp_path, "sqlite://", tmp_path).cmd
+    assert serve[1:4] == ["-m", "judgeapp.cli", "serve"] and "--workers" not in serve
+    assert waitress[:5] == serve[:5] and waitress[6:] == ["--workers", "1"]  # [5]: the port

@@ -517,10 +517,11 @@ def test_migrations_run_on_a_database_full_of_records(tmp_path):
         assert c.execute(text("SELECT active FROM staff")).scalar() in (1, True)
         assert c.execute(text("SELECT penalty_count FROM players")).scalar() == 1  # 0003: from the records
         assert c.execute(text("SELECT session_version FROM staff")).scalar() == 0
-        assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0005"
+        assert c.execute(text("SELECT version_num FROM alembic_version")).scalar() == "0006"
         assert c.execute(text("SELECT current_round FROM events")).scalar() is None  # 0004's new column
         assert c.execute(text("SELECT count(*) FROM notices")).scalar() == 0
         assert c.execute(text("SELECT standing_tally FROM players")).scalar() is None  # 0005: none kept yet
+        assert c.execute(text("SELECT count(*) FROM live_notes")).scalar() == 0  # 0006
     engine.dispose()
 
 

@@ -1,5 +1,7 @@
-"""The desk, live, across two real server processes on PostgreSQL: a change made through one process reaches a
-desk streaming from the other (LISTEN/NOTIFY) within 2 s, and the desk's fragment from that process shows it."""
+"""The desk, live, across processes: on PostgreSQL two real servers, a change made through one reaching a desk
+streaming from the other (LISTEN/NOTIFY) within 2 s, and the desk's fragment from that process showing it; on
+SQLite two apps on one file (two hubs, as two processes have), each hearing the other's notes once and only
+what committed, and `judgeapp serve --workers 2` whose streams hear every record whichever worker has them."""
 
 from __future__ import annotations
 
@@ -7,6 +9,7 @@ import http.client
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -15,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import make_app, postgres_url
-from .test_events import EVENT
+from judgeapp.events import live
+from judgeapp.events.live import hub_for
+
+from .conftest import CORPUS_DIRS, INFRACTIONS_DIRS, make_app, postgres_url
+from .test_events import EVENT, Api, add_player, add_staff, make_event, record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -30,9 +36,10 @@ def _free_port() -> int:
 
 
 class Server:
-    """`judgeapp serve` (waitress) in a process of its own on a loopback port."""
+    """`judgeapp serve` in a process of its own on a loopback port (its processes: `workers`, one per core by
+    default), on the test run's indexes (the same data as the test apps: nothing is built again)."""
 
-    def __init__(self, url: str, index_dir: Path, log: Path):
+    def __init__(self, url: str, index_dir: Path, log: Path, workers: int | None = None):
         self.port = _free_port()
         self.log_path = log
         self._log = log.open("wb")
@@ -42,10 +49,13 @@ class Server:
             "JUDGEAPP_SECRET_KEY": "live-test",
             "JUDGEAPP_INDEX_DIR": str(index_dir),
             "JUDGEAPP_SITUATION_INDEX_DIR": str(index_dir.with_name("situations")),
+            "JUDGEAPP_EXTRA_CORPUS_DIRS": json.dumps([str(d) for d in CORPUS_DIRS[1:]]),
+            "JUDGEAPP_EXTRA_INFRACTIONS_DIRS": json.dumps([str(d) for d in INFRACTIONS_DIRS[1:]]),
             "JUDGEAPP_LIVE_STREAM_SECONDS": "30",
         }
+        args = ["--workers", str(workers)] if workers else []
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "judgeapp.cli", "serve", "--port", str(self.port)],
+            [sys.executable, "-m", "judgeapp.cli", "serve", "--port", str(self.port), *args],
             env=env,
             cwd=ROOT,
             stdout=subprocess.DEVNULL,
@@ -77,7 +87,7 @@ class Server:
         return resp.status, (json.loads(data) if "json" in ctype else data.decode())
 
     def stop(self) -> None:
-        self.proc.terminate()
+        self.proc.send_signal(signal.SIGINT)  # Ctrl+C: gunicorn's quick shutdown (SIGTERM waits for streams)
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
@@ -197,3 +207,167 @@ def test_the_desk_on_one_process_sees_an_appeal_and_a_removal_made_on_the_other(
     assert status == 200
     assert "裁定を待つ上告（1）" in html and "以後の対戦に出られなくなりました" in html
     stop.set()
+
+
+# --- SQLite: the notes every process polls -----------------------------------------------------------------
+
+
+@pytest.fixture
+def two_apps(index_dir, tmp_path):
+    """Two apps on one SQLite file, each with its own hub: what two server processes have."""
+    url = f"sqlite:///{tmp_path / 'shared.db'}"
+    apps = [make_app(index_dir, url), make_app(index_dir, url, migrated=True)]
+    yield apps
+    for app in apps:
+        hub_for(app).stop()
+        app.extensions["judgeapp.db"].dispose()
+
+
+def _kinds(q: queue.Queue, seconds: float) -> list[str]:
+    """The kinds of what is in `q`, and of what arrives within `seconds`."""
+    out, end = [], time.monotonic() + seconds
+    while True:
+        left = end - time.monotonic()
+        try:
+            out.append(json.loads(q.get(timeout=left) if left > 0 else q.get_nowait())["kind"])
+        except queue.Empty:
+            return out
+
+
+def test_on_sqlite_a_change_through_one_app_reaches_the_other_apps_desk_once(two_apps):
+    a, b = two_apps
+    org = make_event(a.test_client())
+    fj = add_staff(org, "FJ", "floor_judge")
+    player = add_player(org)
+    mine, theirs = hub_for(a).subscribe(org.event_id), hub_for(b).subscribe(org.event_id)
+    elsewhere = hub_for(b).subscribe(org.event_id + 1000)
+    rid = record(fj, player, "W").get_json()["record"]["id"]  # a Core transaction (announce_core)
+    assert json.loads(mine.get_nowait()) == {
+        "event": org.event_id,
+        "kind": "record",
+        "record": rid,
+    }  # at commit
+    assert fj.post(f"/penalties/{rid}/appeal", {"grounds": "見ていない"}).status_code == 201  # the ORM's
+    assert _kinds(mine, 0) == ["appeal"]
+    t0 = time.monotonic()
+    assert _kinds(theirs, 2) == ["record", "appeal"]  # within a few polls, once each: nothing more in 2 s
+    assert _kinds(mine, 0) == [] and elsewhere.empty()  # A's own notes are not handed to it again
+    # And the other way: a record through B (the same judge's token) reaches A's desk, once.
+    through_b = Api(b.test_client(), org.event_id, fj.token)
+    assert record(through_b, player, "N").status_code == 201
+    assert _kinds(theirs, 0) == ["record"]
+    assert _kinds(mine, 2) == ["record"]
+    assert time.monotonic() - t0 < 10
+
+
+def test_on_sqlite_a_rolled_back_change_reaches_nobody(two_apps):
+    a, b = two_apps
+    org = make_event(a.test_client())
+    eid = org.event_id
+    mine, theirs = hub_for(a).subscribe(eid), hub_for(b).subscribe(eid)
+    db = a.extensions["judgeapp.db"]
+
+    def core(conn):
+        live.announce_core(conn, [], eid, "record", record=1)
+        raise RuntimeError("refused")
+
+    def orm(session):
+        live.announce(session, eid, "void", record=1)
+        raise RuntimeError("refused")
+
+    with a.app_context():
+        for write, fn in ((db.write_core, core), (db.write, orm)):
+            with pytest.raises(RuntimeError):
+                write(fn)
+        pending: list = []
+        db.write_core(lambda conn: live.announce_core(conn, pending, eid, "round", round=2))
+        live.dispatch_pending(pending)
+    assert _kinds(mine, 0) == ["round"]
+    assert _kinds(theirs, 2) == ["round"]
+
+
+def test_on_sqlite_old_notes_are_deleted_and_later_ones_still_arrive(two_apps, monkeypatch):
+    from sqlalchemy import func, select
+
+    from judgeapp.events.models import LiveNote
+
+    monkeypatch.setattr(live, "NOTE_SECONDS", 1)
+    monkeypatch.setattr(live, "PRUNE_SECONDS", 0)
+    a, b = two_apps
+    org = make_event(a.test_client())
+    theirs = hub_for(b).subscribe(org.event_id)
+    db = a.extensions["judgeapp.db"]
+
+    def announce(kind):
+        pending: list = []
+        with a.app_context():
+            db.write_core(lambda conn: live.announce_core(conn, pending, org.event_id, kind))
+
+    def notes():
+        with db.reader() as s:
+            return s.execute(select(func.count()).select_from(LiveNote)).scalar()
+
+    announce("round")
+    assert _kinds(theirs, 0.8) == ["round"]
+    end = time.monotonic() + 5
+    while notes() and time.monotonic() < end:
+        time.sleep(0.2)
+    assert notes() == 0  # deleted by the pollers
+    announce("seats")  # a new id (never one used before), read as the next
+    assert _kinds(theirs, 1.5) == ["seats"]
+
+
+def _signed_in(server: Server) -> tuple[int, dict, int]:
+    status, made = server.call("POST", "/api/events", EVENT)
+    assert status == 201, made
+    eid, org = made["event"]["id"], made["token"]
+    tokens = {}
+    for name, role in (("HJ", "head_judge"), ("FJ", "floor_judge")):
+        body = {"name": name, "role": role, "passcode": f"{name}-passcode-1"}
+        assert server.call("POST", f"/api/events/{eid}/staff", body, org)[0] == 201
+        body = {"name": name, "passcode": f"{name}-passcode-1"}
+        tokens[name] = server.call("POST", f"/api/events/{eid}/token", body)[1]["token"]
+    status, body = server.call(
+        "POST", f"/api/events/{eid}/players", {"number": "001", "name": "山田太郎"}, org
+    )
+    return eid, tokens, body["results"][0]["id"]
+
+
+def test_serve_with_two_workers_on_sqlite_every_stream_hears_every_record(index_dir, tmp_path):
+    """`judgeapp serve --workers 2`: streams and records land on whichever worker takes the connection; four
+    streams (on one worker or both) each hear each of three records once."""
+    url = f"sqlite:///{tmp_path / 'judgeapp.db'}"
+    make_app(index_dir, url).extensions["judgeapp.db"].dispose()  # the file at head (the server checks it)
+    server = Server(url, index_dir, tmp_path / "serve.log", workers=2)
+    stop = threading.Event()
+    try:
+        server.wait()
+        eid, tokens, player = _signed_in(server)
+        streams = []
+        for _ in range(4):
+            events: queue.Queue = queue.Queue()
+            path = f"/events/{eid}/desk/stream"
+            threading.Thread(
+                target=_stream, args=(server, path, tokens["HJ"], events, stop), daemon=True
+            ).start()
+            assert _next(events, "status", 10)[1] == 200
+            _next(events, "hello", 10)
+            streams.append(events)
+        made = []
+        for n in range(3):
+            body = {"player": player, "round": 1, "level": "N", "facts": f"{n + 1} 件目"}
+            status, data = server.call("POST", f"/api/events/{eid}/penalties", body, tokens["FJ"])
+            assert status == 201, data
+            made.append(data["record"]["id"])
+        time.sleep(1.5)  # every poller has looked several times
+        for events in streams:
+            heard = []
+            while not events.empty():
+                name, data, _ = events.get_nowait()
+                if name == "change" and json.loads(data)["kind"] == "record":
+                    heard.append(json.loads(data)["record"])
+            assert sorted(heard) == made  # once each (its own worker's at once, the other's polled)
+    finally:
+        stop.set()
+        server.stop()
+    assert "Booting worker" in server.log_path.read_text()  # gunicorn's workers, not waitress

@@ -1,4 +1,5 @@
-"""Live updates for the head judge's desk: Server-Sent Events fed by PostgreSQL LISTEN/NOTIFY.
+"""Live updates for the head judge's desk: Server-Sent Events fed by PostgreSQL LISTEN/NOTIFY, or on SQLite
+by a table every process polls.
 
 A change (a record, a void, an appeal, a decision, a notice, the round) calls `announce(session, event_id,
 kind)` inside its write transaction:
@@ -6,8 +7,12 @@ kind)` inside its write transaction:
 - on PostgreSQL it runs `pg_notify`, which the server delivers when (and only when) the transaction commits,
   to every process that listens: each server process keeps one listening connection (a daemon thread) and
   hands what arrives to its own open streams, so a desk served by one process sees a record made on another;
-- on SQLite (one process, the default installation) the announcement waits in the session until it commits
-  and is then handed to the streams of this process.
+- on SQLite the announcement is written into `live_notes` in the same transaction (so it exists only if the
+  transaction commits), and waits in the session until it commits, when it is handed to the streams of this
+  process at once. Each process keeps one polling thread (a daemon, one `SELECT … WHERE id > last` every
+  `POLL_SECONDS` on a connection of its own) that hands the notes of the other processes to its streams: a
+  note carries its process's `origin`, and a process skips its own (already handed over at commit). The
+  poller deletes notes older than `NOTE_SECONDS` now and then (notifications, not records).
 
 The stream carries only "something changed" (the kind and the event); the desk then fetches its fragment
 again, so what it shows always comes from the database, never from the message. A stream ends after
@@ -21,16 +26,21 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import queue
+import secrets
 import threading
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import TYPE_CHECKING
 
+from sqlalchemy import bindparam, delete, func, insert, select, text
 from sqlalchemy import event as sa_event
-from sqlalchemy import insert, text
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.orm import Session
+
+from .models import LiveNote, utcnow
 
 if TYPE_CHECKING:
     from flask import Flask
@@ -43,7 +53,11 @@ KINDS = ("record", "void", "appeal", "decision", "notice", "ack", "round", "seat
 STREAM_SECONDS = 55  # then the browser reconnects (EventSource does it by itself)
 PING_SECONDS = 15  # a comment line keeps proxies from closing an idle stream
 MAX_STREAMS = 24  # per process; beyond it a desk falls back to reloading
+POLL_SECONDS = 0.3  # SQLite: how often a process looks for the other processes' notes
+NOTE_SECONDS = 300  # SQLite: a note older than this is deleted (by any process's poller, once a minute)
+PRUNE_SECONDS = 60
 _NOTIFY = text("SELECT pg_notify(:c, :p)")
+_NOTE = insert(LiveNote.__table__)
 
 
 def channel_for(url: str) -> str:
@@ -51,12 +65,23 @@ def channel_for(url: str) -> str:
     return "judgeapp_live_" + hashlib.sha1(url.encode()).hexdigest()[:12]
 
 
+def _sqlite_file(url: str) -> str | None:
+    """The database file of a SQLite URL (None for an in-memory database, which no other process shares)."""
+    if not url.startswith("sqlite"):
+        return None
+    path = make_url(url).database or ""
+    return path if path and path != ":memory:" and not path.startswith("file:") else None
+
+
 class Hub:
-    """The streams open in this process, and (on PostgreSQL) the connection that listens for the others."""
+    """The streams open in this process, and the thread that hears the other processes: a connection that
+    listens (PostgreSQL) or polls `live_notes` (SQLite on a file)."""
 
     def __init__(self, url: str, max_streams: int = MAX_STREAMS):
         self.url = url
         self.is_postgres = url.startswith("postgresql")
+        self.polls = _sqlite_file(url) is not None
+        self._pid, self._origin = 0, ""
         self.channel = channel_for(url)
         self.max_streams = max_streams
         self._lock = threading.Lock()
@@ -73,11 +98,27 @@ class Hub:
         if self.is_postgres:
             session.connection().execute(_NOTIFY, {"c": self.channel, "p": payload})
         else:
+            self.note(session.connection(), payload)
             pending = session.info.setdefault("judgeapp.live", [])
             if not pending:
                 sa_event.listen(session, "after_commit", self._after_commit, once=True)
                 sa_event.listen(session, "after_rollback", _forget, once=True)
             pending.append(payload)
+
+    @property
+    def origin(self) -> str:
+        """This process's tag on the notes it writes: new in each process (a worker forked from the process
+        that made the hub gets its own)."""
+        if self._pid != os.getpid():
+            self._pid = os.getpid()
+            self._origin = f"{self._pid}-{secrets.token_hex(4)}"
+        return self._origin
+
+    def note(self, conn: Connection, payload: str) -> None:
+        """SQLite: the announcement as a row of `live_notes`, in the caller's write transaction (the other
+        processes' pollers find it once it commits)."""
+        if self.polls:
+            conn.execute(_NOTE, {"origin": self.origin, "payload": payload, "created_at": utcnow()})
 
     def _after_commit(self, session: Session) -> None:
         for payload in session.info.pop("judgeapp.live", []):
@@ -96,15 +137,18 @@ class Hub:
             with contextlib.suppress(queue.Full):
                 q.put_nowait(payload)
 
-    # --- listening (PostgreSQL) ------------------------------------------------------------------------
+    # --- hearing the other processes: listening (PostgreSQL), polling (SQLite) ------------------------------
 
     def start(self) -> None:
-        """Start the listening thread (PostgreSQL only; idempotent). Waits until LISTEN is in place."""
-        if not self.is_postgres:
+        """Start the thread that hears the other processes (idempotent; none for an in-memory SQLite). Waits
+        until LISTEN is in place, or the poller knows where the notes are."""
+        if not (self.is_postgres or self.polls):
             return
         with self._lock:
             if self._listener is None or not self._listener.is_alive():
-                self._listener = threading.Thread(target=self._listen, name="judgeapp-listen", daemon=True)
+                self._listening.clear()
+                target = self._listen if self.is_postgres else self._poll
+                self._listener = threading.Thread(target=target, name="judgeapp-listen", daemon=True)
                 self._listener.start()
         self._listening.wait(5)
 
@@ -128,7 +172,43 @@ class Hub:
                 self.dispatch_all('{"kind": "reconnect"}')
                 time.sleep(1)
 
-    def dispatch_all(self, payload: str) -> None:
+    def _poll(self) -> None:
+        """SQLite: every POLL_SECONDS, the notes written since the last look, on a connection of its own (each
+        statement sees the latest commits); the other processes' notes go to this process's streams. Once a
+        minute, the notes older than NOTE_SECONDS are deleted. Ids grow (one writer at a time, AUTOINCREMENT)."""
+        from .db import make_engine
+
+        notes = LiveNote.__table__
+        newer = select(notes.c.id, notes.c.origin, notes.c.payload).where(notes.c.id > bindparam("last"))
+        newer = newer.order_by(notes.c.id)
+        engine = make_engine(self.url)
+        last, pruned = None, time.monotonic()
+        try:
+            while not self._stop.is_set():
+                try:
+                    with engine.connect() as conn:
+                        if last is None:
+                            last = conn.execute(select(func.max(notes.c.id))).scalar() or 0
+                        conn.commit()
+                        self._listening.set()
+                        while not self._stop.wait(POLL_SECONDS):
+                            for nid, origin, payload in conn.execute(newer, {"last": last}).all():
+                                last = nid
+                                if origin != self.origin:
+                                    self.dispatch(payload)
+                            if time.monotonic() - pruned > PRUNE_SECONDS:
+                                pruned = time.monotonic()
+                                old = utcnow() - timedelta(seconds=NOTE_SECONDS)
+                                conn.execute(delete(notes).where(notes.c.created_at < old))
+                            conn.commit()
+                except Exception as exc:  # noqa: BLE001 — the file went away for a moment: desks reload meanwhile
+                    log.warning("live: polling the notes failed (%s); again in 1 s", type(exc).__name__)
+                    self.dispatch_all('{"kind": "reconnect"}')
+                    time.sleep(1)
+        finally:
+            engine.dispose()
+
+    def dispatch_all(self, payload: str | None) -> None:
         with self._lock:
             targets = [q for qs in self._subs.values() for q in qs]
         for q in targets:
@@ -136,7 +216,10 @@ class Hub:
                 q.put_nowait(payload)
 
     def stop(self) -> None:
+        """The listening or polling thread stops, and every open stream ends (the browsers reconnect, to
+        another process): a worker told to quit (judgeapp/gunicorn_conf.py's worker_int) exits at once."""
         self._stop.set()
+        self.dispatch_all(None)
 
     # --- streams ---------------------------------------------------------------------------------------
 
@@ -175,6 +258,8 @@ class Hub:
                 except queue.Empty:
                     yield ": ping\n\n"
                     continue
+                if payload is None or self._stop.is_set():  # the hub stopped: the process is ending
+                    return
                 n += 1
                 yield f"id: {n}\nevent: change\ndata: {payload}\n\n"
         finally:
@@ -191,7 +276,8 @@ def announce(session: Session, event_id: int, kind: str, **extra) -> None:
 
 def announce_core(conn: Connection, pending: list, event_id: int, kind: str, **extra) -> None:
     """`announce` in a Core transaction (`Database.write_core`): NOTIFY on PostgreSQL (sent on commit); on
-    SQLite the message waits in `pending` until the caller has committed and calls `dispatch_pending`."""
+    SQLite a note in the transaction, and the message waits in `pending` until the caller has committed and
+    calls `dispatch_pending` (this process's streams at once; the others' pollers read the note)."""
     from flask import current_app, has_app_context
 
     if not has_app_context():
@@ -201,6 +287,7 @@ def announce_core(conn: Connection, pending: list, event_id: int, kind: str, **e
     if hub.is_postgres:
         conn.execute(_NOTIFY, {"c": hub.channel, "p": payload})
     else:
+        hub.note(conn, payload)
         pending.append(payload)
 
 
@@ -240,7 +327,7 @@ def note_status(
     them back, written in the same transaction as the change: in an ORM session, or in a Core transaction
     (`Database.write_core`, its announcements kept in `pending`, see `announce_core`). Returns the notice's
     id, or None (no change)."""
-    from .models import Notice, utcnow
+    from .models import Notice
 
     if before == after:
         return None

@@ -5,7 +5,8 @@ Nothing is ever updated in place or deleted: a record is corrected by a new row 
 and every change writes an audit entry. The only columns that change after insert are a staff member's role,
 grants, passcode, active flag, session version and API token (each change audited), a player's record count
 (the per-player counter that serialises recording) and the standing tally kept beside it (derived from the
-records, never a record), the sign-in throttle and a join link's use.
+records, never a record), the sign-in throttle and a join link's use. The live desk's notes (`LiveNote`) are
+notifications, not records: they are deleted after a few minutes.
 """
 
 from __future__ import annotations
@@ -286,3 +287,18 @@ class NoticeAck(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
     by: Mapped[Staff] = relationship(lazy="joined")
+
+
+class LiveNote(Base):
+    """An announcement for the live desk on SQLite (judgeapp/events/live.py), written in the transaction of the
+    change it announces, read by every server process's poller and deleted after a few minutes: a
+    notification, not a record (PostgreSQL sends NOTIFY instead and leaves the table empty)."""
+
+    __tablename__ = "live_notes"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    origin: Mapped[str] = mapped_column(String(40))  # the process that wrote it (it dispatched it itself)
+    payload: Mapped[str] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+    __table_args__ = {"sqlite_autoincrement": True}
