@@ -642,3 +642,19 @@ def test_the_lookup_across_games_reads_no_games_name_and_puts_the_named_game_fir
     named = lookup.search_all("イジンデン で 悪質な違反")
     assert named.named == ("ijinden",) and named.matches[0].answer.game == "ijinden"
     assert library.lookup.search_all("DMで暴言を言われた").named == ()  # DM: a direct message as likely
+
+
+def test_a_late_drop_may_be_deemed_a_lost_match(client):
+    """Lycee 途中棄権: a drop asked for while the next round's score cards are being processed (or after) lets the
+    event deem that match lost (「みなしても構いません」): that answer, left open, with the plain drop (no penalty)
+    beside it; a drop at another time has no such answer first."""
+    results = _api(client, "次の試合のスコアカード処理中にドロップしたいと言ってきた", "lycee")["results"][:3]
+    late = results[0]
+    assert late["id"] == "lycee/drop-late" and late["penalty"] == "試合の敗北" and late["discretion"] is True
+    assert (
+        "みなしても構いません" in late["discretion_note"]
+        and "ペナルティではありません" in late["discretion_note"]
+    )
+    assert late["citations"][0] == "lycee/guideline/drop"
+    assert any(r["id"] == "lycee/drop" and r["penalty"] is None for r in results)
+    assert _api(client, "途中で帰りたいと言ってきた", "lycee")["results"][0]["id"] == "lycee/drop"
