@@ -63,6 +63,7 @@ STOP = LIGHT_WORDS | {
         "取り敢えず", "矢張り", "全然",
     )
 }  # fmt: skip
+OPPONENT = {fold(w) for w in ("相手",)}
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
 # also stands as one shared term, in the evidence and in the query.
 COUNTERS = {fold(w) for w in ("回", "個", "枚", "点", "度", "件", "つ")}
@@ -982,7 +983,11 @@ class Lookup:
         out_words, out_surfaces = [], []
         light = set()
         for k, (entry, surface) in enumerate(zip(words, surfaces, strict=False)):
-            if origin[k] is not None and origin[k].light and entry[1] >= 1.0:
+            if (
+                origin[k] is not None
+                and (origin[k].light or origin[k].forms[0] in OPPONENT)
+                and entry[1] >= 1.0
+            ):
                 light.add(len(out_words))
             out_words.append(entry)
             out_surfaces.append(surface)

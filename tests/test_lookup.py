@@ -311,6 +311,15 @@ def test_an_upgrade_to_one_level_answers_that_level_left_to_the_judge(client):
 
 # How a judge tells a story: each row's section is where the text says it, `word` the text's own word there.
 STORIES = [
+    # a player's words the synonym list maps to the text's (lookup pass 17): 折る is 7e's 「折れたり」 and 代わりの
+    # カード its 代用カード, どつく 暴力
+    (
+        "tcg-taikai",
+        "シャッフル中にカード折っちゃった、代わりのカード作ってもらえる？",
+        "tcg-taikai/floor-rules/7e",
+        "代用カード",
+    ),
+    ("tcg-taikai", "対戦相手に肩どつかれた", "tcg-taikai/floor-rules/3b-ii", "暴力行為"),
     # two kana the analyzer cuts into letters (ぼち) are read as the text's word (墓地)
     ("ijinden", "相手が勝手に俺のぼちのカードめくって見てた", "ijinden/floor-rules/ch2", "墓地"),
     # counters: 2個目 counts like the text's 注意2点
@@ -658,3 +667,21 @@ def test_a_late_drop_may_be_deemed_a_lost_match(client):
     assert late["citations"][0] == "lycee/guideline/drop"
     assert any(r["id"] == "lycee/drop" and r["penalty"] is None for r in results)
     assert _api(client, "途中で帰りたいと言ってきた", "lycee")["results"][0]["id"] == "lycee/drop"
+
+
+def test_the_opponent_a_player_accuses_is_a_light_word(library, monkeypatch):
+    """相手 in a player's story (「相手が…してた」, 「負けた相手が…」) says who, as the story's setting: it weighs
+    LIGHT_WEIGHT in the coverage (lookup pass 17), so a story whose one rare word is what the opponent did
+    fits where the text names it (つきまとう: 3b-ii's いやがらせ)."""
+    import judgeapp.lookup as lk
+
+    lookup = library.lookup
+    q = "負けた相手が休憩中もずっとつきまとってくる"
+    _, surfaces, light = lookup._query_words(q)
+    assert any(surfaces[k] == "相手" for k in light), (surfaces, light)
+    got = lookup.search(q, game="tcg-taikai", limit=3)
+    assert not got.none and got.matches[0].answer.key == "tcg-taikai/harassment"
+    monkeypatch.setattr(lk, "OPPONENT", set())
+    _, surfaces, light = lookup._query_words(q)
+    assert not any(surfaces[k] == "相手" for k in light)
+    assert lookup.search(q, game="tcg-taikai", limit=3).none
