@@ -286,6 +286,30 @@ def test_on_sqlite_a_rolled_back_change_reaches_nobody(two_apps):
     assert _kinds(theirs, 2) == ["round"]
 
 
+def test_a_process_tags_its_notes_with_one_origin_whichever_thread_asks_first():
+    """A new worker's first writers and its poller may ask for the origin at once: they must all get the same
+    one (a note tagged otherwise would come back to this process's own desks from its poller: twice)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as they can
+    try:
+        for _ in range(200):
+            hub = live.Hub("sqlite:////nonexistent/judgeapp.db")
+            start, origins = threading.Barrier(8), []
+
+            def ask(hub=hub, start=start, origins=origins):
+                start.wait()
+                origins.append(hub.origin)
+
+            threads = [threading.Thread(target=ask) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(set(origins)) == 1 and origins[0]
+    finally:
+        sys.setswitchinterval(interval)
+
+
 def test_on_sqlite_old_notes_are_deleted_and_later_ones_still_arrive(two_apps, monkeypatch):
     from sqlalchemy import func, select
 
