@@ -87,7 +87,7 @@ class Server:
         return resp.status, (json.loads(data) if "json" in ctype else data.decode())
 
     def stop(self) -> None:
-        self.proc.send_signal(signal.SIGINT)  # Ctrl+C: gunicorn's quick shutdown (SIGTERM waits for streams)
+        self.proc.send_signal(signal.SIGINT)  # Ctrl+C
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
@@ -391,6 +391,12 @@ def test_serve_with_two_workers_on_sqlite_every_stream_hears_every_record(index_
                 if name == "change" and json.loads(data)["kind"] == "record":
                     heard.append(json.loads(data)["record"])
             assert sorted(heard) == made  # once each (its own worker's at once, the other's polled)
+        # SIGTERM (a service manager's stop or restart) with the four desks open: their streams end, and the
+        # server exits at once instead of after gunicorn's graceful timeout (30 s)
+        t0 = time.monotonic()
+        server.proc.terminate()
+        server.proc.wait(20)
+        assert time.monotonic() - t0 < 10
     finally:
         stop.set()
         server.stop()
