@@ -16,7 +16,8 @@ kind)` inside its write transaction:
 
 The stream carries only "something changed" (the kind and the event); the desk then fetches its fragment
 again, so what it shows always comes from the database, never from the message. A stream ends after
-`STREAM_SECONDS` (the browser reconnects by itself), and a process holds at most `MAX_STREAMS` streams at
+`STREAM_SECONDS` (the browser reconnects by itself, and the desk fetches its fragment on each `hello`: a change
+made while it had no stream open was announced to none), and a process holds at most `MAX_STREAMS` streams at
 once, so open desks cannot take every worker thread from the judges' pages.
 """
 
