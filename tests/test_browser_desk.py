@@ -47,7 +47,8 @@ def test_a_change_made_while_the_desk_reconnects_shows_when_it_is_back(app, phon
     phone.click("form.stack button[type=submit]")
     phone.wait_for_url(f"**/events/{eid}")
     phone.wait_for_selector("#desk-live[data-live=on]", state="attached", timeout=5000)
-    phone.wait_for_selector("#desk-live[data-live=off]", state="attached", timeout=5000)  # ended: retry in 2 s
+    # the stream has ended: the browser reconnects in 2 s
+    phone.wait_for_selector("#desk-live[data-live=off]", state="attached", timeout=5000)
     record(fj, player, "W")
     record(fj, player, "W")  # Lycee: the second 警告 removes the player
     phone.wait_for_selector("text=以後の対戦に出られなくなりました", timeout=5000)
