@@ -29,6 +29,7 @@
     es.addEventListener("hello", function () {
       box.setAttribute("data-live", "on");
       if (poll) { clearInterval(poll); poll = null; }
+      refresh();  // what changed while no stream was open (the page's load, a reconnect) is announced to none
     });
     es.addEventListener("change", refresh);
     es.onerror = function () {

@@ -50,3 +50,19 @@ def test_the_bench_measures_judgeapp_serve_itself_and_waitress_in_one_process(tm
     waitress = load_bench.Server("waitress", tmp_path, "sqlite://", tmp_path).cmd
     assert serve[1:4] == ["-m", "judgeapp.cli", "serve"] and "--workers" not in serve
     assert waitress[:5] == serve[:5] and waitress[6:] == ["--workers", "1"]  # [5]: the port
+
+
+def test_without_fcntl_as_on_windows_sqlite_records_are_written(index_dir, tmp_path, monkeypatch):
+    """Windows has no fcntl (and no fork: `judgeapp serve` runs waitress in one process): the writers of the
+    process queue on the threads' lock alone, and recording works."""
+    from .conftest import make_app
+    from .test_events import add_player, add_staff, make_event, record
+
+    monkeypatch.setitem(sys.modules, "fcntl", None)  # `import fcntl` raises ImportError
+    app = make_app(index_dir, f"sqlite:///{tmp_path / 'judgeapp.db'}")
+    try:
+        org = make_event(app.test_client())
+        fj = add_staff(org, "FJ", "floor_judge")
+        assert record(fj, add_player(org), "W").status_code == 201
+    finally:
+        app.extensions["judgeapp.db"].dispose()

@@ -87,7 +87,7 @@ class Server:
         return resp.status, (json.loads(data) if "json" in ctype else data.decode())
 
     def stop(self) -> None:
-        self.proc.send_signal(signal.SIGINT)  # Ctrl+C: gunicorn's quick shutdown (SIGTERM waits for streams)
+        self.proc.send_signal(signal.SIGINT)  # Ctrl+C
         try:
             self.proc.wait(10)
         except subprocess.TimeoutExpired:
@@ -286,6 +286,30 @@ def test_on_sqlite_a_rolled_back_change_reaches_nobody(two_apps):
     assert _kinds(theirs, 2) == ["round"]
 
 
+def test_a_process_tags_its_notes_with_one_origin_whichever_thread_asks_first():
+    """A new worker's first writers and its poller may ask for the origin at once: they must all get the same
+    one (a note tagged otherwise would come back to this process's own desks from its poller: twice)."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch as often as they can
+    try:
+        for _ in range(200):
+            hub = live.Hub("sqlite:////nonexistent/judgeapp.db")
+            start, origins = threading.Barrier(8), []
+
+            def ask(hub=hub, start=start, origins=origins):
+                start.wait()
+                origins.append(hub.origin)
+
+            threads = [threading.Thread(target=ask) for _ in range(8)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            assert len(set(origins)) == 1 and origins[0]
+    finally:
+        sys.setswitchinterval(interval)
+
+
 def test_on_sqlite_old_notes_are_deleted_and_later_ones_still_arrive(two_apps, monkeypatch):
     from sqlalchemy import func, select
 
@@ -367,6 +391,12 @@ def test_serve_with_two_workers_on_sqlite_every_stream_hears_every_record(index_
                 if name == "change" and json.loads(data)["kind"] == "record":
                     heard.append(json.loads(data)["record"])
             assert sorted(heard) == made  # once each (its own worker's at once, the other's polled)
+        # SIGTERM (a service manager's stop or restart) with the four desks open: their streams end, and the
+        # server exits at once instead of after gunicorn's graceful timeout (30 s)
+        t0 = time.monotonic()
+        server.proc.terminate()
+        server.proc.wait(20)
+        assert time.monotonic() - t0 < 10
     finally:
         stop.set()
         server.stop()

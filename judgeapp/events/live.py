@@ -16,7 +16,8 @@ kind)` inside its write transaction:
 
 The stream carries only "something changed" (the kind and the event); the desk then fetches its fragment
 again, so what it shows always comes from the database, never from the message. A stream ends after
-`STREAM_SECONDS` (the browser reconnects by itself), and a process holds at most `MAX_STREAMS` streams at
+`STREAM_SECONDS` (the browser reconnects by itself, and the desk fetches its fragment on each `hello`: a change
+made while it had no stream open was announced to none), and a process holds at most `MAX_STREAMS` streams at
 once, so open desks cannot take every worker thread from the judges' pages.
 """
 
@@ -81,7 +82,7 @@ class Hub:
         self.url = url
         self.is_postgres = url.startswith("postgresql")
         self.polls = _sqlite_file(url) is not None
-        self._pid, self._origin = 0, ""
+        self._tag = secrets.token_hex(4)
         self.channel = channel_for(url)
         self.max_streams = max_streams
         self._lock = threading.Lock()
@@ -107,12 +108,11 @@ class Hub:
 
     @property
     def origin(self) -> str:
-        """This process's tag on the notes it writes: new in each process (a worker forked from the process
-        that made the hub gets its own)."""
-        if self._pid != os.getpid():
-            self._pid = os.getpid()
-            self._origin = f"{self._pid}-{secrets.token_hex(4)}"
-        return self._origin
+        """This process's tag on the notes it writes: its pid (a worker forked from the process that made the
+        hub has its own), and a tag of the hub's (processes of other servers on the file, in containers, may
+        have the same pids). A pid used again by a later worker is no matter: its poller starts after the
+        notes of the one before."""
+        return f"{os.getpid()}-{self._tag}"
 
     def note(self, conn: Connection, payload: str) -> None:
         """SQLite: the announcement as a row of `live_notes`, in the caller's write transaction (the other
