@@ -11,8 +11,9 @@ kind)` inside its write transaction:
   transaction commits), and waits in the session until it commits, when it is handed to the streams of this
   process at once. Each process keeps one polling thread (a daemon, one `SELECT … WHERE id > last` every
   `POLL_SECONDS` on a connection of its own) that hands the notes of the other processes to its streams: a
-  note carries its process's `origin`, and a process skips its own (already handed over at commit). The
-  poller deletes notes older than `NOTE_SECONDS` now and then (notifications, not records).
+  note carries its process's `origin`, and a process skips its own (already handed over at commit). A writer
+  deletes the notes older than `NOTE_SECONDS` now and then, in its own transaction (notifications, not
+  records): the pollers only read.
 
 The stream carries only "something changed" (the kind and the event); the desk then fetches its fragment
 again, so what it shows always comes from the database, never from the message. A stream ends after
@@ -55,10 +56,11 @@ STREAM_SECONDS = 55  # then the browser reconnects (EventSource does it by itsel
 PING_SECONDS = 15  # a comment line keeps proxies from closing an idle stream
 MAX_STREAMS = 24  # per process; beyond it a desk falls back to reloading
 POLL_SECONDS = 0.3  # SQLite: how often a process looks for the other processes' notes
-NOTE_SECONDS = 300  # SQLite: a note older than this is deleted (by any process's poller, once a minute)
+NOTE_SECONDS = 300  # SQLite: a note older than this is deleted (by a writer of each process, once a minute)
 PRUNE_SECONDS = 60
 _NOTIFY = text("SELECT pg_notify(:c, :p)")
 _NOTE = insert(LiveNote.__table__)
+_PRUNE = delete(LiveNote.__table__).where(LiveNote.__table__.c.created_at < bindparam("old"))
 
 
 def channel_for(url: str) -> str:
@@ -83,6 +85,7 @@ class Hub:
         self.is_postgres = url.startswith("postgresql")
         self.polls = _sqlite_file(url) is not None
         self._tag = secrets.token_hex(4)
+        self._prune_at = 0.0  # when a writer of this process next deletes the old notes (`note`)
         self.channel = channel_for(url)
         self.max_streams = max_streams
         self._lock = threading.Lock()
@@ -118,7 +121,11 @@ class Hub:
         """SQLite: the announcement as a row of `live_notes`, in the caller's write transaction (the other
         processes' pollers find it once it commits)."""
         if self.polls:
-            conn.execute(_NOTE, {"origin": self.origin, "payload": payload, "created_at": utcnow()})
+            now = utcnow()
+            conn.execute(_NOTE, {"origin": self.origin, "payload": payload, "created_at": now})
+            if time.monotonic() >= self._prune_at:  # now and then, under the write lock this writer holds
+                self._prune_at = time.monotonic() + PRUNE_SECONDS
+                conn.execute(_PRUNE, {"old": now - timedelta(seconds=NOTE_SECONDS)})
 
     def _after_commit(self, session: Session) -> None:
         for payload in session.info.pop("judgeapp.live", []):
@@ -174,15 +181,15 @@ class Hub:
 
     def _poll(self) -> None:
         """SQLite: every POLL_SECONDS, the notes written since the last look, on a connection of its own (each
-        statement sees the latest commits); the other processes' notes go to this process's streams. Once a
-        minute, the notes older than NOTE_SECONDS are deleted. Ids grow (one writer at a time, AUTOINCREMENT)."""
+        statement sees the latest commits); the other processes' notes go to this process's streams. It only
+        reads (the writers delete old notes: `note`). Ids grow (one writer at a time, AUTOINCREMENT)."""
         from .db import make_engine
 
         notes = LiveNote.__table__
         newer = select(notes.c.id, notes.c.origin, notes.c.payload).where(notes.c.id > bindparam("last"))
         newer = newer.order_by(notes.c.id)
         engine = make_engine(self.url)
-        last, pruned = None, time.monotonic()
+        last = None
         try:
             while not self._stop.is_set():
                 try:
@@ -196,10 +203,6 @@ class Hub:
                                 last = nid
                                 if origin != self.origin:
                                     self.dispatch(payload)
-                            if time.monotonic() - pruned > PRUNE_SECONDS:
-                                pruned = time.monotonic()
-                                old = utcnow() - timedelta(seconds=NOTE_SECONDS)
-                                conn.execute(delete(notes).where(notes.c.created_at < old))
                             conn.commit()
                 except Exception as exc:  # noqa: BLE001 — the file went away for a moment: desks reload meanwhile
                     log.warning("live: polling the notes failed (%s); again in 1 s", type(exc).__name__)

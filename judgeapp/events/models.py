@@ -291,7 +291,7 @@ class NoticeAck(Base):
 
 class LiveNote(Base):
     """An announcement for the live desk on SQLite (judgeapp/events/live.py), written in the transaction of the
-    change it announces, read by every server process's poller and deleted after a few minutes: a
+    change it announces, read by every server process's poller and deleted by a writer after a few minutes: a
     notification, not a record (PostgreSQL sends NOTIFY instead and leaves the table empty)."""
 
     __tablename__ = "live_notes"

@@ -5,7 +5,7 @@ Revision ID: 0006
 Revises: 0005
 
 A new table: nothing is rebuilt, so it runs on a SQLite database full of records as well as on PostgreSQL.
-Its rows are notifications, not records: each process's poller deletes those older than a few minutes. On
+Its rows are notifications, not records: a writer deletes those older than a few minutes now and then. On
 SQLite its ids never come back after a delete (AUTOINCREMENT), so a poller that reads `id > last` misses none.
 """
 
