@@ -1716,7 +1716,8 @@ def match_json(m: Match) -> dict:
             "discretion": not rule.automatic,
             "discretion_note": None
             if rule.automatic
-            else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
+            else "格上げするかどうかはジャッジの判断で、自動では変わりません。"
+            + (policy.rule_issuer(rule) or ""),
             "head_judge": False,
             "procedure": False,
             "remedy": None,
