@@ -1576,14 +1576,29 @@ def _counts(policy: Policy, text: str) -> dict[str, int]:
     return out
 
 
-def _reached(policy: Policy, text: str) -> Rule | None:
+# The story's infraction told as a repeat by an ordinal (ドローの余分 今日3回目): the second time and on
+_REPEAT_RE = re.compile(fold(r"(?<![0-9])([2-9]|[二三四五六七八九])(?:回|度)目"))
+
+
+def _repeated(policy: Policy, text: str, first: Match | None) -> dict[str, int]:
+    """A story that tells its infraction as the player's second, third… time (「ドローの余分 今日3回目 同じ人」) and
+    names no level: where the first answer is an infraction whose penalty is a level of the text (イジンデン's
+    余分なドロー: 【注意】), that level that many times — the text's 「ペナルティが科せられた後もルール違反が繰り返し
+    行われた場合」 (ch10). {} otherwise."""
+    inf = first.answer.infraction if first is not None else None
+    level = policy.levels.get(inf.penalty) if inf is not None and inf.penalty else None
+    m = _REPEAT_RE.search(fold(text)) if level is not None else None
+    if m is None:
+        return {}
+    x = m.group(1)
+    return {level.label: int(x) if x.isdigit() else _NUMBERS[x]}
+
+
+def _reached(policy: Policy, counts: dict[str, int]) -> Rule | None:
     """The rule a story's counts reach (`_counts`) by the standing engine and the text's rules: a removal reached
     (two 警告, after 注意 2 点 = 警告 1 点) first; else an upgrade whose count is reached (a rule without a count,
     the text's 「何度も」: two or more, as the engine offers it), the heaviest level's; else a conversion reached."""
-    if not policy.file.rules:
-        return None
-    counts = _counts(policy, text)
-    if not counts:
+    if not policy.file.rules or not counts:
         return None
     s = standing(policy, [lbl for lbl, n in counts.items() for _ in range(n)])
     order = [lv.label for lv in policy.levels.values()]
@@ -1614,7 +1629,10 @@ def _counted_first(
     out = list(matches)
     reached = set()
     for policy in policies:
-        rule = _reached(policy, text)
+        if not policy.file.rules:
+            continue
+        first = next((m for m in out if m.answer.game == policy.game), None)
+        rule = _reached(policy, _counts(policy, text) or _repeated(policy, text, first))
         if rule is None:
             continue
         key = f"{policy.game}/rule:{rule.id}"

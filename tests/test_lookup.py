@@ -559,6 +559,18 @@ def test_the_rule_a_record_reaches_comes_first_and_fits(client):
     assert "【敗北】を与えられるのは大会主催者と" in html
 
 
+def test_an_infraction_told_as_a_repeat_reaches_the_upgrade_of_its_level(client):
+    """「ドローの余分 今日3回目」: イジンデン's extra draw is 【注意】, its third time is 【注意】 received before (ch10
+    「ペナルティが科せられた後もルール違反が繰り返し行われた場合」): ch10-1's upgrade first, left to the judge, the
+    infraction after it."""
+    r = _api(client, "ドローの余分 今日3回目 同じ人", "ijinden")["results"]
+    assert r[0]["id"] == "ijinden/rule:caution-upgrade" and r[0]["discretion"]
+    assert r[1]["id"] == "ijinden/extra-draw"
+    # an ordinal of no infraction with a level is no record (Lycee's 引き直し: the procedure, no rule first)
+    r = _api(client, "マリガン2回目もキャラ0だった もう1回いい？", "lycee")["results"]
+    assert r[0]["kind"] != "rule"
+
+
 def test_a_denied_word_finds_no_synonym_key(client):
     """故意ではない is no 故意 (the list's key, 意図的に): the peeking entry does not find it."""
     said = _api(client, "相手の手札が見えたけど故意だと言っている", "ijinden", limit=5)["results"]
