@@ -1170,7 +1170,9 @@ class Lookup:
             if c >= NONE_THRESHOLD
             or (c >= NONE_THRESHOLD_WORDS and m.found >= 2)
             or (c >= NONE_MASS_FLOOR and m.found >= NONE_MASS_WORDS and c * total >= NONE_MASS)
-            or m.answer.key in reached  # the rule the story's counts reach fits: the counts are its subject
+            # the rule the story's counts reach fits, in the game the judge chose: the counts are its subject (in
+            # every game's lookup a game fits by its words: 注意 and 警告 are every laddered game's levels)
+            or (m.answer.key in reached and game is not None and not every_name)
         ]
         best = max(fitcov, default=0.0)
         if not fits:

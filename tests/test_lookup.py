@@ -571,6 +571,14 @@ def test_an_infraction_told_as_a_repeat_reaches_the_upgrade_of_its_level(client)
     assert r[0]["kind"] != "rule"
 
 
+def test_a_count_alone_does_not_make_a_game_fit_in_every_games_lookup(library):
+    """注意 and 警告 are both laddered games' levels: in the lookup of every game a game fits by its words, so a
+    story of イジンデン's ダイバー (its name spelled as the text does not: 伊人伝) does not get Lycee's removal first."""
+    r = library.lookup.search_all("伊人伝で、もう警告3回目のダイバー。次どうする")
+    assert r.matches[0].answer.key == "ijinden/rule:warning-upgrade"
+    assert all(m.answer.game != "lycee" for m in r.matches)
+
+
 def test_a_denied_word_finds_no_synonym_key(client):
     """故意ではない is no 故意 (the list's key, 意図的に): the peeking entry does not find it."""
     said = _api(client, "相手の手札が見えたけど故意だと言っている", "ijinden", limit=5)["results"]
