@@ -29,7 +29,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
@@ -1149,7 +1149,15 @@ class Lookup:
         matches.sort(
             key=lambda m: -m.score * m.coverage**COVERAGE_POWER * (ONE_WORD if m.found <= 1 else 1.0)
         )
-        matches = _counted_first(_sections_first(matches), story)
+
+        def make(key: str) -> Match | None:  # a rule the story's counts reach, where the ranking left it out
+            i = self.index[key]
+            lines: dict[int, float] = {}
+            cov, matched = self._coverage(i, words, weights, qgrams, lines)
+            return self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
+
+        policies = [p for g in ([game] if game else self.policies.games) if (p := self.policies.get(g))]
+        matches, reached = _counted_first(_sections_first(matches), story, policies, make)
         matches = matches[:limit]
         # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
         # the ranking above keeps the word's own rarity (the group's there lost first answers).
@@ -1167,6 +1175,9 @@ class Lookup:
             if c >= NONE_THRESHOLD
             or (c >= NONE_THRESHOLD_WORDS and m.found >= 2)
             or (c >= NONE_MASS_FLOOR and m.found >= NONE_MASS_WORDS and c * total >= NONE_MASS)
+            # the rule the story's counts reach fits, in the game the judge chose: the counts are its subject (in
+            # every game's lookup a game fits by its words: 注意 and 警告 are every laddered game's levels)
+            or (m.answer.key in reached and game is not None and not every_name)
         ]
         best = max(fitcov, default=0.0)
         if not fits:
@@ -1456,69 +1467,193 @@ def _sections_first(matches: list[Match]) -> list[Match]:
 
 
 _CLAUSE_END_RE = re.compile(r"[、。,，.！？!?]")
-_COUNT_DENIED_RE = re.compile(fold(r".{0,8}?(ない|なかっ|ません|ず[、。]?$)"))
+_COUNT_DENIED_RE = re.compile(fold(r".{0,8}?(ない|なかっ|ません|なし|無し|ず[、。]?$)"))
 _PERSONS = tuple(
     fold(p) for p in ("相手", "自分", "私", "僕", "俺", "両者", "双方", "二人", "ふたり", "もう一人")
 )
+# After a level's count with no counter (警告1、W1 N2): not a count of something else (注意5分, 警告1ゲーム目)
+_BARE_COUNT_END = r"(?![0-9]|[分秒時日人本戦年月位]|ターン|ラウンド|ゲーム|マッチ|試合)"
+# The text's 「何度も」 as a judge says it (何回も注意, 毎回注意で済ませてきた, 警告を繰り返し): a level received more
+# than once, with no number (`_counts`: two at least)
+_MANY = r"(?:何度も|何回も|なんども|なんかいも|何べんも|毎回|繰り返し|くりかえし|再三|度々|たびたび)"
+# A new penalty of a level told in the story (また注意, またカードの扱いで注意受けた): one more than the earlier
+# ones (not または, "or")
+_AGAIN = r"(?:また(?!は)|再び|ふたたび|再度)"
+_WITHIN = r"[^、。,，.！？!?]{0,12}?"  # in the same clause, a few characters apart
+# 注意しても, 注意されても, 注意を受けても: the act of telling (even though told), not a penalty on record
+_TOLD = r"(?!\s*(?:を|は)?\s*(?:し|され|受け|もらっ|出し)?\s*ても)"
 
 
 @cache
-def _count_re(label: str) -> re.Pattern:
-    """A count of a level in a folded story: 注意を2回, 警告1点, 2回目の注意 (not 不注意)."""
-    label = re.escape(fold(label))
+def _level_names(label: str, mark: str) -> str:
+    """A level as a story names it, as a pattern (folded with the rest): its label (not 不注意), and its mark where
+    the mark is a letter (Lycee's N and W, not inside a latin word: not the W of WIN; イジンデン's ①…④ fold to
+    digits and are no names)."""
+    names = [rf"(?<!不){re.escape(label)}"]
+    mark = fold(mark)
+    if mark.isascii() and mark.isalpha():
+        names.append(rf"(?<![a-z]){re.escape(mark)}(?![a-z])")
+    return "(?:" + "|".join(names) + ")"
+
+
+@cache
+def _count_re(label: str, mark: str = "") -> re.Pattern:
+    """A count of a level in a folded story: 注意を2回, 警告1点, 2回目の注意, 3回目注意, and, with no counter,
+    警告1、 and the mark's W1 N2, N4つ目 (not 注意5分)."""
+    name = _level_names(label, mark)
     return re.compile(
-        fold(rf"(?<!不){label}(?:を|が|は|も|\s)?{_NUMBER}{_COUNTER}|{_NUMBER}{_COUNTER}目?の{label}")
+        fold(
+            rf"{name}(?:を|が|は|も|\s)?{_NUMBER}(?:{_COUNTER}目?|目|{_BARE_COUNT_END})"
+            rf"|{_NUMBER}{_COUNTER}(?:目の?|の){name}"
+        )
     )
 
 
+@cache
+def _mention_res(label: str, mark: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """A level named (a penalty received, no number), told as a new one (また注意), and as many (何回も注意); not
+    the word of telling someone (「なんども注意されてもやめません」, 「注意してもやめない」: no record)."""
+    name = _level_names(label, mark) + _TOLD
+    return (
+        re.compile(fold(name)),
+        re.compile(fold(_AGAIN + _WITHIN + name)),
+        re.compile(fold(rf"{_MANY}{_WITHIN}{name}|{name}{_WITHIN}{_MANY}")),
+    )
+
+
+def _denied_before(folded: str, end: int, names: re.Pattern | None = None) -> bool:
+    """The story denies what stands before `end` in its clause, up to the next level it names (`names`):
+    警告を2回もらっていない, Wはなし (but 「N4つ目 Wはなし」 denies the W only)."""
+    rest = _CLAUSE_END_RE.split(folded[end:], 1)[0]
+    if names is not None and (m := names.search(rest)):
+        rest = rest[: m.start()]
+    return bool(_COUNT_DENIED_RE.match(rest))
+
+
+@cache
+def _any_level_re(levels: tuple[tuple[str, str], ...]) -> re.Pattern:
+    return re.compile(fold("|".join(_level_names(label, mark) for label, mark in levels)))
+
+
 def _counts(policy: Policy, text: str) -> dict[str, int]:
-    """The levels a story counts (注意を4回もらってる, 警告1回と注意2回, 2回目の注意): each level's largest count."""
+    """The levels a story counts, each level's count: its largest count (注意を4回もらってる, 警告1回と注意2回,
+    2回目の注意, W1 N2, N4つ目); a level told as a new one (また注意) one more than the earlier ones (counted, or
+    each named once: 「R2で警告、R5でまた警告」 is two, as 「すでに注意…また注意」); a level received 「何回も」 two
+    at least (no more: the story gives no number)."""
     out: dict[str, int] = {}
     folded = fold(text)
     clauses = set()  # the clauses (between 、 and 。) the counts are in
+    names = _any_level_re(tuple((lv.label, lv.mark) for lv in policy.levels.values()))
+
+    def denied(folded: str, end: int) -> bool:  # up to the next level the story names
+        return _denied_before(folded, end, names)
+
     for lv in policy.levels.values():
-        for m in _count_re(lv.label).finditer(folded):
-            # a count the story denies (警告を2回もらっていない) is none
-            if _COUNT_DENIED_RE.match(_CLAUSE_END_RE.split(folded[m.end() :], 1)[0]):
+        counted = 0
+        spans = []
+        for m in _count_re(lv.label, lv.mark).finditer(folded):
+            spans.append(m.span())
+            if denied(folded, m.end()):  # a count the story denies (警告を2回もらっていない) is none
                 continue
             x = m.group(1) or m.group(2)
             n = int(x) if x.isdigit() else _NUMBERS.get(x, 0)
             if 0 < n < 20:
-                out[lv.label] = max(out.get(lv.label, 0), n)
+                counted = max(counted, n)
                 clauses.add(len(_CLAUSE_END_RE.findall(folded[: m.start()])))
+        named_re, again_re, many_re = _mention_res(lv.label, lv.mark)
+        again = 0
+        for m in again_re.finditer(folded):
+            if not denied(folded, m.end()):
+                again += 1
+                spans.append(m.span())
+        if again:
+            named = sum(
+                1
+                for m in named_re.finditer(folded)
+                if not any(a <= m.start() < b for a, b in spans) and not denied(folded, m.end())
+            )
+            counted = max(counted, named, 1) + again
+        if any(not denied(folded, m.end()) for m in many_re.finditer(folded)):
+            counted = max(counted, 2)
+        if counted:
+            out[lv.label] = counted
     # counts in two clauses of a story that names two people (相手は注意2回、自分は警告1回) are not one player's
     if len(clauses) > 1 and len({p for p in _PERSONS if p in folded}) > 1:
         return {}
     return out
 
 
-def _counted_first(matches: list[Match], text: str) -> list[Match]:
-    """Where a story counts a game's levels (「警告1回と注意2回」), the automatic rule those counts reach by the
-    standing engine goes before that game's other rules: a removal reached (two 警告, after 注意 2 点 = 警告 1
-    点) before the conversion, a conversion reached before a removal not reached."""
+# The story's infraction told as a repeat by an ordinal (ドローの余分 今日3回目): the second time and on
+_REPEAT_RE = re.compile(fold(r"(?<![0-9])([2-9]|[二三四五六七八九])(?:回|度)目"))
+
+
+def _repeated(policy: Policy, text: str, first: Match | None) -> dict[str, int]:
+    """A story that tells its infraction as the player's second, third… time (「ドローの余分 今日3回目 同じ人」) and
+    names no level: where the first answer is an infraction whose penalty is a level of the text (イジンデン's
+    余分なドロー: 【注意】), that level that many times — the text's 「ペナルティが科せられた後もルール違反が繰り返し
+    行われた場合」 (ch10). {} otherwise."""
+    inf = first.answer.infraction if first is not None else None
+    level = policy.levels.get(inf.penalty) if inf is not None and inf.penalty else None
+    m = _REPEAT_RE.search(fold(text)) if level is not None else None
+    if m is None:
+        return {}
+    x = m.group(1)
+    return {level.label: int(x) if x.isdigit() else _NUMBERS[x]}
+
+
+def _reached(policy: Policy, counts: dict[str, int]) -> Rule | None:
+    """The rule a story's counts reach (`_counts`) by the standing engine and the text's rules: a removal reached
+    (two 警告, after 注意 2 点 = 警告 1 点) first; else an upgrade whose count is reached (a rule without a count,
+    the text's 「何度も」: two or more, as the engine offers it), the heaviest level's; else a conversion reached."""
+    if not policy.file.rules or not counts:
+        return None
+    s = standing(policy, [lbl for lbl, n in counts.items() for _ in range(n)])
+    order = [lv.label for lv in policy.levels.values()]
+    upgrade = converts = None
+    for rule in policy.file.rules:
+        label = policy.levels[rule.level].label
+        n = counts.get(label, 0)
+        if rule.kind == "removes" and rule.automatic and s.removed:
+            return rule
+        heavier = upgrade is None or order.index(label) > order.index(policy.levels[upgrade.level].label)
+        if rule.kind == "upgrade" and n >= (rule.count or 2) and heavier:
+            upgrade = rule
+        if rule.kind == "converts" and rule.automatic and n >= rule.count:
+            converts = converts or rule
+    return upgrade or converts
+
+
+def _counted_first(
+    matches: list[Match],
+    text: str,
+    policies: Iterable[Policy],
+    make: Callable[[str], Match | None] | None = None,
+) -> tuple[list[Match], set[str]]:
+    """Where a story counts a game's levels (「警告1回と注意2回」, 「何回も注意もらってる人がまた…」), the rule those
+    counts reach (`_reached`) goes first of that game's answers, before the infraction the story also tells: what
+    the player's record comes to is the answer. `make(key)` makes the rule's match where the ranking did not
+    bring it (None: it stays out). Returns the matches and the keys of the rules reached (they fit)."""
     out = list(matches)
-    for policy in {m.answer.policy.game: m.answer.policy for m in matches if m.answer.rule}.values():
-        counts = _counts(policy, text)
-        if not counts:
+    reached = set()
+    for policy in policies:
+        if not policy.file.rules:
             continue
-        s = standing(policy, [lbl for lbl, n in counts.items() for _ in range(n)])
-        reached = None
-        for rule in policy.file.rules:
-            if not rule.automatic:
+        first = next((m for m in out if m.answer.game == policy.game), None)
+        rule = _reached(policy, _counts(policy, text) or _repeated(policy, text, first))
+        if rule is None:
+            continue
+        key = f"{policy.game}/rule:{rule.id}"
+        at = next((k for k, m in enumerate(out) if m.answer.key == key), None)
+        if at is None:
+            m = make(key) if make else None
+            if m is None:
                 continue
-            if rule.kind == "removes" and s.removed:
-                reached = rule
-                break
-            label = policy.levels[rule.level].label
-            if rule.kind == "converts" and counts.get(label, 0) >= rule.count:
-                reached = reached or rule
-        if reached is None:
-            continue
-        rules = [k for k, m in enumerate(out) if m.answer.game == policy.game and m.answer.rule]
-        at = next((k for k in rules if out[k].answer.rule is reached), None)
-        if at is not None and rules[0] < at:
-            out.insert(rules[0], out.pop(at))
-    return out
+            out.append(m)
+            at = len(out) - 1
+        first = next(k for k, m in enumerate(out) if m.answer.game == policy.game)
+        out.insert(first, out.pop(at))
+        reached.add(key)
+    return out, reached
 
 
 def mark(text: str, alternatives: set[str]) -> Markup:
@@ -1606,7 +1741,8 @@ def match_json(m: Match) -> dict:
             "discretion": not rule.automatic,
             "discretion_note": None
             if rule.automatic
-            else "格上げするかどうかはジャッジの判断で、自動では変わりません。",
+            else "格上げするかどうかはジャッジの判断で、自動では変わりません。"
+            + (policy.rule_issuer(rule) or ""),
             "head_judge": False,
             "procedure": False,
             "remedy": None,

@@ -539,6 +539,8 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
                 d["pen"] = f"{policy.rule_badge(rule)} {policy.rule_note(rule)}・累積・格上げの規定"
                 d["snip"] = rule.citations[0].quote  # the text's own words, as the server shows its line
                 d["href"] = f"/rules/{rule.citations[0].section}"
+                if issuer := policy.rule_issuer(rule):  # who alone may issue a level it may reach (【敗北】)
+                    d["warn"] = issuer
                 continue
             inf = policy.infractions[iid]
             d["pen"] = policy.penalty_text(inf) + (" ジャッジの判断あり" if inf.discretion else "")

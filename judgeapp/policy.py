@@ -340,6 +340,14 @@ class Policy:
             return "自動で適用"
         return "格上げはジャッジの判断" if rule.kind == "upgrade" else "ジャッジの判断"
 
+    def rule_issuer(self, rule: Rule) -> str | None:
+        """Who alone may issue a level an upgrade may reach (イジンデン's 【敗北】), as the standing's upgrades say it;
+        None where anyone may."""
+        if rule.kind != "upgrade":
+            return None
+        who = [self.levels[x] for x in rule.to_any if self.levels[x].restricted_to]
+        return "".join(f"【{lv.label}】を与えられるのは{lv.restricted_to}です。" for lv in who) or None
+
     def penalty_may(self, infraction: Infraction) -> str | None:
         """Where the text only allows the penalty (「できます」): who decides, in plain words; else None."""
         item = self.consequences.get(infraction.penalty) if infraction.penalty else None

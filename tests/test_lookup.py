@@ -515,6 +515,79 @@ def test_a_storys_counts_reach_a_rule(client):
     assert r[0]["id"] == "lycee/rule:caution-to-warning"
 
 
+def test_a_level_is_counted_by_its_mark_and_a_count_without_a_counter(client):
+    """Lycee's marks as the policy gives them (N, W; not inside a latin word), a count after the level with no
+    counter (警告1、 W1 N2) and an ordinal (N4つ目): each level's count; a level the story denies (Wはなし) counts
+    none, and the count before it stays."""
+    from judgeapp.lookup import _counts, _story
+
+    lycee = client.application.extensions["judgeapp.library"].policies.get("lycee")
+    assert _counts(lycee, _story("N4つ目 Wはなし")) == {"注意": 4}
+    assert _counts(lycee, "W1 N2 累積 どうなる") == {"注意": 2, "警告": 1}
+    assert _counts(lycee, "R2で警告1、R4で注意を2回もらった子") == {"注意": 2, "警告": 1}
+    assert _counts(lycee, "N2 Wなし") == {"注意": 2}
+    for text in ("WINした人", "注意5分", "W杯の話"):
+        assert _counts(lycee, text) == {}, text
+
+
+def test_a_new_penalty_and_many_penalties_are_counted(client):
+    """また注意 is one more than the earlier ones (counted, or each named once); 何回も・毎回 are the text's
+    「何度も」, two at least and no more; 注意されても is telling, not a record; または is "or"."""
+    from judgeapp.lookup import _counts
+
+    policies = client.application.extensions["judgeapp.library"].policies
+    lycee, ijinden = policies.get("lycee"), policies.get("ijinden")
+    assert _counts(lycee, "注意1回と警告1回もらってる人がまた注意") == {"注意": 2, "警告": 1}
+    assert _counts(lycee, "R2で警告、R5でまた警告をもらった子") == {"警告": 2}
+    assert _counts(lycee, "すでに注意もらってる人がまたカードの扱いで注意受けた") == {"注意": 2}
+    assert _counts(lycee, "注意または警告のどちらを出すか迷っています") == {}
+    assert _counts(ijinden, "同じダイバーが今日3回目のドローしすぎ。毎回注意で済ませてきた") == {"注意": 2}
+    assert _counts(ijinden, "警告何回ももらってるダイバー、また違反") == {"警告": 2}
+    assert _counts(ijinden, "観戦者がなんども注意されてもゲームのはなしをやめません") == {}
+
+
+def test_the_rule_a_record_reaches_comes_first_and_fits(client):
+    """What the counts reach goes before the infraction the story also tells, and fits where the story's other
+    words are few: the removal (注意 2 点 = 警告 1 点, 警告 2 点), the conversion, イジンデン's upgrades (discretion;
+    who alone may issue 【敗北】 said, as the standing's upgrades say it)."""
+    r = _api(client, "注意1回と警告1回もらってる人がまた注意", "lycee")["results"]
+    assert r[0]["id"] == "lycee/rule:warning-removal"
+    body = _api(client, "研修問題：注意を4回受けたプレイヤーは規定上どうなりますか", "lycee")
+    assert not body.get("none") and body["results"][0]["id"] == "lycee/rule:warning-removal"
+    body = _api(client, "すでに注意もらってる人がまたカードの扱いで注意受けたんだけど", "lycee")
+    assert not body.get("none") and body["results"][0]["id"] == "lycee/rule:caution-to-warning"
+    r = _api(client, "同じダイバーが今日3回目のドローしすぎ。毎回注意で済ませてきた", "ijinden")["results"]
+    assert r[0]["id"] == "ijinden/rule:caution-upgrade" and r[0]["penalty"] == "警告" and r[0]["discretion"]
+    assert any(x["id"] == "ijinden/extra-draw" for x in r[1:])
+    r = _api(client, "警告何回ももらってるダイバー、また違反", "ijinden")["results"]
+    assert r[0]["id"] == "ijinden/rule:warning-upgrade" and r[0]["penalty"] is None
+    assert "【敗北】を与えられるのは大会主催者と" in r[0]["discretion_note"]
+    html = client.get("/wizard/ijinden", query_string={"q": "警告何回ももらってるダイバー"}).get_data(
+        as_text=True
+    )
+    assert "【敗北】を与えられるのは大会主催者と" in html
+
+
+def test_an_infraction_told_as_a_repeat_reaches_the_upgrade_of_its_level(client):
+    """「ドローの余分 今日3回目」: イジンデン's extra draw is 【注意】, its third time is 【注意】 received before (ch10
+    「ペナルティが科せられた後もルール違反が繰り返し行われた場合」): ch10-1's upgrade first, left to the judge, the
+    infraction after it."""
+    r = _api(client, "ドローの余分 今日3回目 同じ人", "ijinden")["results"]
+    assert r[0]["id"] == "ijinden/rule:caution-upgrade" and r[0]["discretion"]
+    assert r[1]["id"] == "ijinden/extra-draw"
+    # an ordinal of no infraction with a level is no record (Lycee's 引き直し: the procedure, no rule first)
+    r = _api(client, "マリガン2回目もキャラ0だった もう1回いい？", "lycee")["results"]
+    assert r[0]["kind"] != "rule"
+
+
+def test_a_count_alone_does_not_make_a_game_fit_in_every_games_lookup(library):
+    """注意 and 警告 are both laddered games' levels: in the lookup of every game a game fits by its words, so a
+    story of イジンデン's ダイバー (its name spelled as the text does not: 伊人伝) does not get Lycee's removal first."""
+    r = library.lookup.search_all("伊人伝で、もう警告3回目のダイバー。次どうする")
+    assert r.matches[0].answer.key == "ijinden/rule:warning-upgrade"
+    assert all(m.answer.game != "lycee" for m in r.matches)
+
+
 def test_a_denied_word_finds_no_synonym_key(client):
     """故意ではない is no 故意 (the list's key, 意図的に): the peeking entry does not find it."""
     said = _api(client, "相手の手札が見えたけど故意だと言っている", "ijinden", limit=5)["results"]

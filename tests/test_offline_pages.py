@@ -73,6 +73,10 @@ def test_index_export_is_compact_and_from_the_corpus(client, library):
     } | {f"{g}/rule:{r.id}" for g, p in library.policies.games.items() for r in p.file.rules}
     rules = [d for d in sit["docs"] if "/rule:" in d["id"]]
     assert rules and all(d["href"].startswith("/rules/") and d["pen"] for d in rules)
+    # an upgrade to a level only some may issue says who, as the server's answer does (【敗北】: ch10-3)
+    up = next(d for d in rules if d["id"] == "ijinden/rule:warning-upgrade")
+    assert up["warn"].startswith("【敗北】を与えられるのは大会主催者と")
+    assert all("warn" not in d for d in rules if d["game"] == "lycee")
     # the lookup's own words without meaning, so a story's 言う, 居る are not read offline as unknown words
     assert {"言ウ", "居ル"} <= set(sit["stop"])
 
