@@ -33,9 +33,9 @@ if TYPE_CHECKING:
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
 ANALYZER_VERSION = (
-    # 18 read a romaji query as typed and a lone particle as a word; 17 read 〜すぎる after a stem (早すぎて) as a
+    # 19 kept which words the text writes in katakana (the lexicon's loan words); 18 read a romaji query as typed and a lone particle as a word; 17 read 〜すぎる after a stem (早すぎて) as a
     # word; 16 had the numbered section's subsections
-    "19"
+    "20"
 )
 
 

@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -70,6 +71,10 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
                 for f in w.forms + w.parts:
                     lexicon["words"].setdefault(f, set()).add(surface)
                 lexicon["reading"].setdefault(w.reading, set()).add(surface)
+                if katakana_word(unicodedata.normalize("NFKC", w.surface), 2):
+                    # a loan word: written in katakana in the text (the folded surfaces above no longer say
+                    # so: しかし and ただし fold to katakana too)
+                    lexicon["loan"].setdefault(w.reading, set()).add(surface)
                 for g in w.synonyms:
                     lexicon["syn"].setdefault(str(g), set()).add(surface)
                 t = seen[id(w)] = (
@@ -453,7 +458,7 @@ def _in_workers(fn: Callable[[Any], Any], items: list):
 def _analyse_batch(docs: list[IndexDoc]) -> tuple[_Batch, dict]:
     """A part of a build (a worker's, in a large one): the batch's rows (without the stored texts, which
     the writer has) and postings arrays, and the batch's lexicon."""
-    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}, "loan": {}}
     an, seen = analyzer(), {}
     rows = []
     for d in docs:
@@ -496,7 +501,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}, "loan": {}}
     docs = list(docs)
     try:
         ix = whoosh_index.create_in(str(tmp), SCHEMA)

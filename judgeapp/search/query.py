@@ -115,12 +115,9 @@ class QueryBuilding:
         self._analysed: dict[str, list[Word]] = {}
         self._index_synonyms()
         self._index_spellings()
-        # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana
-        self._loan_readings = frozenset(
-            r
-            for r, surfaces in lex["reading"].items()
-            if len(r) >= 2 and any(katakana_word(fold(x), 2) for x in surfaces)
-        )
+        # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana: the
+        # words the text writes in katakana (`loan`; not しかし or ただし, whose folded surfaces are katakana too)
+        self._loan_readings = frozenset(r for r in lex["loan"] if len(r) >= 2)
         # the same by their consonants as a Japanese reader says a Latin word (drop, ドロップ: TRB)
         self._loan_consonants: dict[str, list[str]] = {}
         for r in sorted(self._loan_readings):
