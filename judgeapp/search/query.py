@@ -93,6 +93,9 @@ def _about(w: Word, chunk: str) -> bool:
     return any(f in _ABOUT_VERBS for f in w.forms) and f"に{w.surface}て" in chunk
 
 
+# The words that mark a section number (第十章, 第3条b): part of the number, as its digits are.
+_NUMBER_MARKS = frozenset("第章節条項")
+
 # The counters a judge asks for after 何 (何分: SudachiPy reads it as one word, なにぶん, "somewhat").
 _COUNTER_WORDS = frozenset(KANA_COUNTERS.values())
 
@@ -224,13 +227,14 @@ class QueryBuilding:
     def _romaji(self, text: str) -> str:
         """A query typed in romaji (match to game no chigai wa nan desu ka, sideboard no card nakushita): when
         it holds a word of four letters or more that SudachiPy does not know and that is romaji through and
-        through (chigai), every lower-case Latin word that is romaji and that SudachiPy reads as no loan word
+        through (chigai), and another romaji word or that word alone when it is the corpus's words as they sound
+        (kansensha), every lower-case Latin word that is romaji and that SudachiPy reads as no loan word
         (no, to, wa, desu; not game, ゲーム to SudachiPy) is written in hiragana, as the judge meant it; the
         corpus's Latin words and the synonym list's keys stay as typed (ban)."""
         if not LATIN_WORD.search(text):
             return text
         found: list[tuple[int, int, str]] = []
-        trigger = False
+        trigger = sure = False
         for m in LATIN_WORD.finditer(text):
             word = m.group()
             kana = romaji_to_hiragana(word) if word.islower() else None
@@ -241,14 +245,26 @@ class QueryBuilding:
             if len(ws) != 1 or not all(f.isascii() for f in ws[0].forms):
                 continue  # a word SudachiPy reads as a loan word (game: ゲーム)
             found.append((m.start(), m.end(), kana))
-            trigger = trigger or (len(word) >= 4 and ws[0].reading.isascii())
-        if not trigger or len(found) < 2:
+            unknown = len(word) >= 4 and ws[0].reading.isascii()
+            trigger = trigger or unknown
+            # one such word is enough, five letters or more, when it is the corpus's words as they sound
+            # (`_romaji_reading`: kansensha, 観戦者; chikoku, 遅刻)
+            sure = sure or (unknown and len(word) >= 5 and self._romaji_reading(kana))
+        if not sure and (not trigger or len(found) < 2):
             return text
         out, last = [], 0
         for a, b, kana in found:
             out.append(text[last:a] + kana)
             last = b
         return "".join(out) + text[last:]
+
+    def _romaji_reading(self, kana: str) -> bool:
+        """Whether a word typed in romaji, in hiragana, is the corpus's words as they sound: a reading of the
+        corpus or of a synonym key as a whole, or readings of the corpus side by side, end to end (カンセン|シャ)."""
+        k = fold(to_katakana(kana))
+        if k in self.readings or k in self._synonym_by_reading:
+            return True
+        return sum(map(len, self._segment_reading(k))) == len(k)
 
     def _said_reading(self, k: str) -> bool:
         """Whether kana said for a count are rather a word: a reading of the corpus (ジュウブン: 十分, サンショウ:
@@ -714,7 +730,7 @@ class QueryBuilding:
             qw
             for qw in words
             if not (
-                any(NUMBERING.fullmatch(f) for f in qw.word.forms)
+                any(NUMBERING.fullmatch(f) or f in _NUMBER_MARKS for f in qw.word.forms)
                 and any(squash(qw.word.surface) in h for h in held)
             )
         ]
