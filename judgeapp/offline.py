@@ -40,7 +40,7 @@ from .search import (
     number_terms,
     title_topic,
 )
-from .search.analysis import KANJI_RE, SAME_COUNTER
+from .search.analysis import KANJI_RE, SAME_COUNTER, heading_words
 from .search.games import ABOUT_A_GAME, ASKING_TAILS, scope_names
 from .search.schema import WEIGHT, IndexDoc
 from .textnorm import fold, is_kana, squash
@@ -321,7 +321,8 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
                 for w in analyzer().words(text):
                     spoken.setdefault(w.reading, set()).add(fold(w.surface))
         words, reads = _analysed(d.text)
-        title_words, title_reads = _analysed(d.title)
+        # (the search's titles leave out the heading's own number, `search.heading_words`; the lookup's keep it)
+        title_words, title_reads = _analysed(heading_words(d.title, search and bool(d.numbers)))
         for text in (d.text, d.title):
             for s, forms in _surfaces(text).items():
                 surfaces.setdefault(s, forms)

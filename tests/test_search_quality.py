@@ -538,3 +538,29 @@ def test_a_judges_words_are_not_kept_from_search_to_search(library):
     for i in range(50):
         ix.search_uncached(f"shuffle zzq{i}abc no mae ni kiru", game="tcg-taikai")
     assert len(ix._analysed) == kept
+
+
+def test_a_players_story_as_the_judge_types_it(library):
+    """Pass 18: the corpus's loan words are the words its text writes in katakana, not every word whose folded
+    surface is katakana (しかし, ただし), so カットしかしない is カット and しか + しない, not しかし; a lone romaji word
+    that is the corpus's words as they sound is read in kana (kansensha: 観戦者, chikoku: 遅刻), an unknown one is
+    not; a heading's own number is no word of its title (② is no 2 of 2枚), nor are 第 and 章 of a section
+    number words of the query once the number is read."""
+    from judgeapp.search.analysis import heading_words
+
+    ix = library.index
+    assert "スリーブ" in ix._loan_readings and "シカシ" not in ix._loan_readings
+    assert [qw.word.surface for qw in ix.analyse("相手がカットしかしない")] == ["相手", "カット"]
+    assert ix.as_meant("kansensha") == "かんせんしゃ"
+    assert ix.as_meant("chikoku 30pun") == "ちこく 30pun"
+    for text in ("konnichiwa", "make", "sakana"):
+        assert ix.as_meant(text) == text
+    assert ix.search("kansensha").hits[0].id == "tcg-taikai/floor-rules/2l"
+    assert heading_words("② 【警告】", True) == "【警告】"
+    assert heading_words("第 3 章：観戦にあたって", True) == "観戦にあたって"
+    assert heading_words("3b-i. 非紳士的行為 - 期間 1 年", True) == "非紳士的行為 - 期間 1 年"
+    assert heading_words("１本先取（オプショナルルール）", True) == "１本先取（オプショナルルール）"
+    assert ix.search("2枚ひいちゃった", game="ijinden").hits[0].id == "ijinden/floor-rules/ch10-1"
+    terms = {t for f, t in ix.query("第十章 ペナルティ").all_terms() if f in ("words", "title")}
+    assert "第" not in terms and "章" not in terms
+    assert ix.search("第十章 ペナルティ", game="ijinden").hits[0].id == "ijinden/floor-rules/ch10"

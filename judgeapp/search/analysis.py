@@ -611,6 +611,18 @@ TITLE_LIGHT = {
     for w in ("関する", "付く", "因る", "依る", "対する", "当たる", "於ける", "皆", "さん", "第", "章", "節")
 }
 NUMBERING = re.compile(r"[0-9]+|[a-z]{1,2}|[ivxlc]+")
+# The section number a numbered heading starts with (3b-i., 101., 第 3 章：, ②, Ⅰ.): the number signal finds
+# the section by it (`IndexDoc.numbers`); as words of the title it would answer a count or a number the judge
+# gives (2枚ひいちゃった: 2 is no ② 【警告】).
+HEADING_NUMBER = re.compile(
+    r"^\s*(?:第\s*[0-9０-９]+\s*[章節条]\s*[：:]?|[0-9０-９]+[a-zａ-ｚ]*(?:-[ivxlc]+)?\s*[.．]|[①-⑳]|[Ⅰ-Ⅻ]+\s*[.．])\s*"
+)
+
+
+def heading_words(title: str, numbered: bool) -> str:
+    """A heading without the section number it starts with, when the section is numbered: its words as a title
+    (`HEADING_NUMBER`)."""
+    return HEADING_NUMBER.sub("", title, count=1) if numbered else title
 
 
 KANJI_RE = re.compile(r"[\u4e00-\u9fff々]")

@@ -30,6 +30,7 @@ from .analysis import (
     clip_map,
     count_terms,
     defined_words,
+    heading_words,
     kanji_masks,
     kanji_readings,
     katakana_word,
@@ -57,9 +58,10 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
     same `Word` for a word it has seen, and `seen` keeps, by word, its index terms as bytes (forms and
     short units, reading, synonym groups)."""
     body_words = an.words(d.text)
-    title_words = an.words(d.title)
+    # (the heading's own number is no word of its title: the number signal finds it)
+    title_words = an.words(heading_words(d.title, bool(d.numbers)))
     if d.context:  # an overview: its chapter's heading is its title too (and the topic is the chapter's)
-        context_words = an.words(d.context)
+        context_words = an.words(heading_words(d.context, bool(d.numbers)))
         title_words = title_words + context_words
     terms = []
     for ws in (body_words, title_words):
