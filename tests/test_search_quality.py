@@ -564,3 +564,16 @@ def test_a_players_story_as_the_judge_types_it(library):
     terms = {t for f, t in ix.query("第十章 ペナルティ").all_terms() if f in ("words", "title")}
     assert "第" not in terms and "章" not in terms
     assert ix.search("第十章 ペナルティ", game="ijinden").hits[0].id == "ijinden/floor-rules/ch10"
+
+
+def test_a_key_read_in_a_katakana_word_is_no_key(library):
+    """Pass 18: a synonym key's reading followed by katakana goes on with the word typed (イカサマダイス is a kind of
+    ダイス, no イカサマ + だ); an ending typed in hiragana still follows it (イカサマって, スマホって)."""
+    ix = library.index
+
+    def keys(text):
+        return [ix.synonyms[e][0][0] for e in ix.synonym_entries(text)]
+
+    assert "イカサマ" not in keys("イカサマダイス")
+    assert "イカサマ" in keys("イカサマって") and "スマホ" in keys("スマホって")
+    assert ix.search("イカサマダイス").hits[0].id == "tcg-taikai/floor-rules/4h"

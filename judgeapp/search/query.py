@@ -93,6 +93,11 @@ def _about(w: Word, chunk: str) -> bool:
     return any(f in _ABOUT_VERBS for f in w.forms) and f"に{w.surface}て" in chunk
 
 
+def _katakana_after(text: str, b: int) -> bool:
+    """Whether text[b] and the character after it are both katakana: a word typed in katakana goes on there."""
+    return all("\u30a1" <= c <= "\u30fa" or c == "ー" for c in text[b : b + 2]) and b + 1 < len(text)
+
+
 # The words that mark a section number (第十章, 第3条b): part of the number, as its digits are.
 _NUMBER_MARKS = frozenset("第章節条項")
 
@@ -919,12 +924,19 @@ class QueryBuilding:
                 particles, starts = self._key_starts(text)
             # a reading that begins inside a word SudachiPy reads is not said (かえる in つかえる); it ends where a
             # word ends, or where an ending or a particle follows: SudachiPy cuts kana it does not know anywhere
-            # (すまほって as すま|ほっ|て), but けんかい holds no ケンカ, ねっとり no ネット (two reviews)
+            # (すまほって as すま|ほっ|て), but けんかい holds no ケンカ, ねっとり no ネット (two reviews); an ending is
+            # typed in hiragana: katakana after the reading go on with the word (イカサマダイス is no イカサマだ)
             held = {
                 spoken[i : i + n]
                 for i, n in held_at
                 if where[i] in starts[0]
-                and (where[i + n - 1] + 1 in starts[1] or spoken.startswith(KANA_TAIL_HEADS, i + n))
+                and (
+                    where[i + n - 1] + 1 in starts[1]
+                    or (
+                        spoken.startswith(KANA_TAIL_HEADS, i + n)
+                        and not _katakana_after(text, where[i + n - 1])
+                    )
+                )
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
