@@ -579,3 +579,43 @@ def test_a_key_read_in_a_katakana_word_is_no_key(library):
     assert "イカサマ" not in keys("イカサマダイス")
     assert "イカサマ" in keys("イカサマって") and "スマホ" in keys("スマホって")
     assert ix.search("イカサマダイス").hits[0].id == "tcg-taikai/floor-rules/4h"
+
+
+@pytest.mark.parametrize(
+    "query, first, then",
+    [
+        # a heading's own number within its parent (③ 【敗北】 is ch10-3): typed in its form, alone or beside
+        # the parent's words, the item first; a plain number the chapter first, the item after it
+        ("ペナルティ③ 敗北とは", "ch10-3", None),
+        ("ペナルティ②", "ch10-2", None),
+        ("③", "ch10-3", "ch3"),
+        ("②", "ch10-2", "ch2"),
+        ("Ⅰ", "ch7-1", "ch1"),
+        ("3", "ch3", "ch10-3"),
+        ("三", "ch3", "ch10-3"),
+        # a chapter the text refers to and does not have: the sentences that refer to it, then what they say
+        # it is about (※ペナルティについては、第 11 章に詳しく書かれています)
+        ("第11章", "ch9", "ch10"),
+    ],
+)
+def test_a_headings_own_number_reaches_its_section(library, query, first, then):
+    """Pass 18's follow-up: the number a heading starts with is no word of its title, and reaches the section
+    through the number signal in every form (③, 3, 三) as the section's own number within its parent."""
+    ids = [h.id.rsplit("/", 1)[1] for h in library.index.search(query, game="ijinden").hits[:5]]
+    assert ids[0] == first
+    if then:
+        assert then in ids
+
+
+def test_own_number_terms():
+    from judgeapp.search.analysis import own_number_terms, query_own_numbers
+
+    assert own_number_terms("③ 【敗北】", ["ch10-3", "第10章3", "10-3"]) == ["~c3"]
+    assert own_number_terms("Ⅱ. 時間切れに関して", ["ch7-2"]) == ["~r2"]
+    assert own_number_terms("第 3 章：観戦にあたって", ["ch3", "第3章", "3章"]) == []  # its key
+    assert own_number_terms("3b-i. 非紳士的行為", ["3b-i", "3bi"]) == []
+    assert own_number_terms("【ペナルティの種類と適用の原則】", ["x"]) == []
+    assert query_own_numbers("ペナルティ③", []) == (["~c3"], ["~r3", "~3"], ["③"])
+    assert query_own_numbers("3", ["3"]) == ([], ["~c3", "~r3", "~3"], [])
+    assert query_own_numbers("第3章", ["3"]) == ([], [], [])  # a chapter, said so
+    assert query_own_numbers("第十章④", ["10.4"]) == ([], [], [])  # the number in full already

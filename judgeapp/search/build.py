@@ -23,6 +23,7 @@ from ..textnorm import (
 )
 from ..yamlload import load_yaml
 from .analysis import (
+    TITLE_LIGHT,
     Analyzer,
     analysis_version,
     analyzer,
@@ -35,6 +36,7 @@ from .analysis import (
     kanji_readings,
     katakana_word,
     number_terms,
+    own_number_terms,
     spelling_maps,
     title_topic,
     word_pairs,
@@ -93,12 +95,13 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "id": d.id,
         "game": d.game,
         "doc": d.doc,
-        "number": " ".join(number_terms(d.numbers)),
+        # its keys, and its own number within its parent as its heading writes it (② 【警告】: ~2)
+        "number": " ".join(number_terms(d.numbers) + own_number_terms(d.title, d.numbers)),
         "syn": Counter(g for t in body + title for g in t[3]),
         "kanji": _counts(k for w in body_words + title_words if (k := word_stem(w))),
         "pairs": _counts(word_pairs(body_words) + word_pairs(title_words)),
         "counts": _counts(count_terms(body_words)),
-        "title": Counter(f for t in title for f in t[1]),
+        "title": Counter(f for t in title if t[0].forms[0] not in TITLE_LIGHT for f in t[1]),
         "words": Counter(f for t in body for f in t[1]),
         "reading": Counter(t[2] for t in body + title),
         # the short units' readings of the words that split (a kana query's ていし finds 停止中)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import copy
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from ..textnorm import (
     kana_skeleton,
     latin_consonants,
     romaji_to_hiragana,
+    section_number_keys,
     squash,
     squash_map,
     to_hiragana,
@@ -55,6 +57,7 @@ from .analysis import (
     inside_katakana_word,
     katakana_word,
     query_numbers,
+    query_own_numbers,
     romaji_moras,
     spelling_maps,
     spoken_counts,
@@ -100,6 +103,9 @@ def _katakana_after(text: str, b: int) -> bool:
 
 # The words that mark a section number (第十章, 第3条b): part of the number, as its digits are.
 _NUMBER_MARKS = frozenset("第章節条項")
+# A reference in the text to a numbered section (第 11 章), in a sentence of its own (`_mention_query`).
+_REFERENCE = re.compile(r"第\s*[0-9０-９〇一二三四五六七八九十百]+\s*[章節条項]")
+_SENTENCE = re.compile(r"[^。\n]+")
 
 # The counters a judge asks for after 何 (何分: SudachiPy reads it as one word, なにぶん, "somewhat").
 _COUNTER_WORDS = frozenset(KANA_COUNTERS.values())
@@ -111,6 +117,7 @@ class QueryBuilding:
     def _open_query(self, lex: dict, synonyms: list[tuple[list[str], list[str]]] | None) -> None:
         """What the query side keeps from the lexicon and the synonym list, made once when the index opens."""
         self.readings = set(lex["reading"])
+        self._mentions: dict[str, list[str]] | None = None  # `_mention_query`, made on first use
         self.max_reading = max((len(r) for r in self.readings), default=1)
         self._sorted_readings = sorted(self.readings)
         lengths: dict[str, set[int]] = {}  # the lengths (2+) of the readings starting with each character
@@ -741,6 +748,37 @@ class QueryBuilding:
         ]
         return kept or words
 
+    def _mention_query(self, keys: list[str]) -> Q.Query | None:
+        """What the text says of a section number its game has no section of, in the sentences that refer to
+        it (※ペナルティについては、第 11 章に詳しく書かれています: ijinden has no 第 11 章): their words, each found
+        weighing `mentions` (第11章 finds the sentences, then the sections of what they say it is about)."""
+        if self._mentions is None:
+            self._mentions = {}
+            stored = self._evaluator.stored
+            for f in stored:
+                for sentence in _SENTENCE.findall(f["text"] or ""):
+                    for ref in _REFERENCE.findall(sentence):
+                        for k in section_number_keys(ref):
+                            held = self._evaluator.postings("number", k)[0]
+                            if not any(stored[d]["game"] == f["game"] for d in held):
+                                self._mentions.setdefault(k, []).append(sentence)
+        said = list(dict.fromkeys(s for k in keys for s in self._mentions.get(k, [])))
+        if not said:
+            return None
+        terms = []
+        for sentence in said:
+            for qw in self._analyse(sentence)[0]:
+                w = qw.word
+                if w.minor or w.suffix or any(NUMBERING.fullmatch(f) or f in _NUMBER_MARKS for f in w.forms):
+                    continue
+                terms += [
+                    Q.Term("words", w.forms[0]),
+                    Q.Term("title", w.forms[0], boost=FIELD_BOOST["title"]),
+                ]
+        if not terms:
+            return None
+        return Q.Or(list(dict.fromkeys(terms)), boost=WEIGHT["mentions"])
+
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
         return len(self._evaluator.postings(field, text)[0]) > 0
@@ -1008,9 +1046,31 @@ class QueryBuilding:
             content = content or text
         signals: list[Q.Query] = []
         keys, heads = query_numbers(text)
-        if keys:  # once, however many of its forms the section has
+        # A heading's own number (③ 【敗北】, ch10-3: `own_number_terms`): typed in its form (③), it weighs as
+        # `number_item`, and the sections of that number in another form (第 3 章, Ⅲ.) as `number_form`; a
+        # plain number (3) weighs in full for the sections it is the key of, and as `number_form` for the items.
+        typed, other, marks = query_own_numbers(text, keys)
+        typed = [k for k in typed if self._has("number", k)]
+        other = [k for k in other if self._has("number", k)]
+        if typed:
+            signals.append(
+                Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in typed]), WEIGHT["number_item"])
+            )
+            other += keys
+        elif keys:  # once, however many of its forms the section has
             signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
+        if other:
+            signals.append(
+                Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in other]), WEIGHT["number_form"])
+            )
+        if keys:
             words = self._without_number_parts(words, heads, keys)
+        if (
+            typed
+        ):  # (an item's number typed is no word a section must hold: ペナルティ③ is ペナルティ and ch10-3)
+            words = [qw for qw in words if qw.word.surface not in marks] or words
+        if keys and not heads and (said := self._mention_query(keys)) is not None:
+            signals.append(said)
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
         # A word typed twice (山札をまぜたあと…またまぜても) is one word asked for, not two.
