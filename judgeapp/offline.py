@@ -40,7 +40,7 @@ from .search import (
     number_terms,
     title_topic,
 )
-from .search.analysis import KANJI_RE, SAME_COUNTER
+from .search.analysis import KANJI_RE, SAME_COUNTER, heading_words, own_number_terms
 from .search.games import ABOUT_A_GAME, ASKING_TAILS, scope_names
 from .search.schema import WEIGHT, IndexDoc
 from .textnorm import fold, is_kana, squash
@@ -321,7 +321,10 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
                 for w in analyzer().words(text):
                     spoken.setdefault(w.reading, set()).add(fold(w.surface))
         words, reads = _analysed(d.text)
-        title_words, title_reads = _analysed(d.title)
+        # (the search's titles leave out the heading's own number, `search.heading_words`; the lookup's keep it)
+        # (the server's title field also leaves out the heading's wording, 〜に関して, `TITLE_LIGHT`: kept here, where
+        # leaving it out moved two of the agreement's rows away from the server's first result)
+        title_words, title_reads = _analysed(heading_words(d.title, search and bool(d.numbers)))
         for text in (d.text, d.title):
             for s, forms in _surfaces(text).items():
                 surfaces.setdefault(s, forms)
@@ -335,7 +338,7 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
                 "title": d.title,
                 "doc": d.doc_title,
                 "text": d.text,
-                "num": number_terms(d.numbers),
+                "num": number_terms(d.numbers) + (own_number_terms(d.title, d.numbers) if search else []),
                 "w": ids(words),
                 "t": ids(title_words),
                 "r": ids(reads + title_reads),

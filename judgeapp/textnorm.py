@@ -49,10 +49,20 @@ def fold(text: str) -> str:
     return _fold_short(text) if len(text) <= 32 else "".join(map(_fold_char, text))
 
 
-def clean_query(text: str, max_chars: int = 200) -> str:
-    """What the search sees of what a judge typed: NFKC, no control characters, a bounded length."""
+# Circled digits and roman numerals written as one character: NFKC makes ③ a 3 and Ⅰ an I.
+_NUMBER_FORMS = re.compile("([\u2460-\u2473\u2160-\u216b\u2170-\u217b])")
+
+
+def clean_query(text: str, max_chars: int = 200, number_forms: bool = False) -> str:
+    """What the search sees of what a judge typed: NFKC, no control characters, a bounded length. With
+    `number_forms`, circled digits and one-character roman numerals stay as typed (the search reads ③ as an
+    item's number, `search.analysis.ITEM_NUMBER`; every other step folds them as NFKC does)."""
     text = _CONTROL_RE.sub(" ", text or "")
-    text = unicodedata.normalize("NFKC", text)
+    if number_forms:
+        parts = _NUMBER_FORMS.split(text)
+        text = "".join(p if i % 2 else unicodedata.normalize("NFKC", p) for i, p in enumerate(parts))
+    else:
+        text = unicodedata.normalize("NFKC", text)
     return " ".join(text.split())[:max_chars]
 
 

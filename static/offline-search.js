@@ -601,9 +601,20 @@
     var joined = text.normalize("NFKC").match(/^\s*(?:第|ch\.?\s*)?(\d+)\s*(?:章|条)?\s*[-‐‑–—―−.・/]\s*(?:第)?(\d+)\s*(?:項|節|条)?\s*$/i);
     if (joined) numKey = joined[1] + "." + joined[2];
     else if (JOINED_NUMBERS.test(text)) numKey = "";
+    /* a circled digit or a roman numeral typed alone is an item's own number first (③: ③ 【敗北】, ~c3), then
+       the section of that number; a plain number is the section's first, then the items' (the server's
+       number_item and number_form: search.analysis.own_number_terms) */
+    var item = query.normalize("NFC").trim().match(/^(?:([\u2460-\u2473])|([\u2160-\u216b\u2170-\u217b]))$/);
+    var own = /^\d+$/.test(numKey) ? ["~c", "~r", "~"].map(function (f) { return f + numKey; }) : [];
+    if (item) own = item[1] ? ["~c" + numKey] : ["~r" + numKey];
+    function owned(list) {
+      self.docs.forEach(function (d, i) { if (ok(i) && !seen.has(i) && list.some(function (k) { return d.num.indexOf(k) >= 0; })) { seen.add(i); found.push(i); matching.add(i); } });
+    }
+    if (item) owned(own);
     if (numKey && numKey.length <= 12) {
       this.docs.forEach(function (d, i) { if (ok(i) && d.num.indexOf(numKey) >= 0 && !seen.has(i)) { seen.add(i); found.push(i); matching.add(i); } });
     }
+    if (!item && own.length) owned(own);
     var numbered = found.length;
     var alts = [this.textQuery(text)].concat(this.titleQueries(text), this.synonymAlternatives(text)).filter(Boolean);
     if (alts.length) run({ op: "or", q: alts }, limit);

@@ -185,8 +185,10 @@ def test_nothing_found_stays_nothing(library):
         # (96.6% / 86.5% before the fifth quality pass, 96.6% / 88.8% after)
         ("search_unseen_tune5.yaml", (0.96, 0.88)),
         # measured 95.6% / 80.2% (94.5% / 79.1% before the second pass); 95.6% / 79.1% after the seventh pass's
-        # 中身 entry (kept on the tuning halves' figures: tune7 and tune8 +1 each; this half is never read)
-        ("search_unseen_check5.yaml", (0.95, 0.79)),
+        # 中身 entry (kept on the tuning halves' figures: tune7 and tune8 +1 each; this half is never read);
+        # the first-hit bar 81% after pass 18 (83.5%; its top-5 bar kept: the heading's own number reaches its
+        # section through the number signal, ③ as ch10-3)
+        ("search_unseen_check5.yaml", (0.95, 0.81)),
         # a sixth table (271 queries by a sixth writer, 2026-12-01), first measured before any tuning on it:
         # tune6 92.3% / 79.6%, check6 89.1% / 68.2%
         # tune6 93.7% / 82.4% before the fifth quality pass, 95.8% / 84.5% after (85.2% in the bench)
@@ -538,3 +540,82 @@ def test_a_judges_words_are_not_kept_from_search_to_search(library):
     for i in range(50):
         ix.search_uncached(f"shuffle zzq{i}abc no mae ni kiru", game="tcg-taikai")
     assert len(ix._analysed) == kept
+
+
+def test_a_players_story_as_the_judge_types_it(library):
+    """Pass 18: the corpus's loan words are the words its text writes in katakana, not every word whose folded
+    surface is katakana (しかし, ただし), so カットしかしない is カット and しか + しない, not しかし; a lone romaji word
+    that is the corpus's words as they sound is read in kana (kansensha: 観戦者, chikoku: 遅刻), an unknown one is
+    not; a heading's own number is no word of its title (② is no 2 of 2枚), nor are 第 and 章 of a section
+    number words of the query once the number is read."""
+    from judgeapp.search.analysis import heading_words
+
+    ix = library.index
+    assert "スリーブ" in ix._loan_readings and "シカシ" not in ix._loan_readings
+    assert [qw.word.surface for qw in ix.analyse("相手がカットしかしない")] == ["相手", "カット"]
+    assert ix.as_meant("kansensha") == "かんせんしゃ"
+    assert ix.as_meant("chikoku 30pun") == "ちこく 30pun"
+    for text in ("konnichiwa", "make", "sakana"):
+        assert ix.as_meant(text) == text
+    assert ix.search("kansensha").hits[0].id == "tcg-taikai/floor-rules/2l"
+    assert heading_words("② 【警告】", True) == "【警告】"
+    assert heading_words("第 3 章：観戦にあたって", True) == "観戦にあたって"
+    assert heading_words("3b-i. 非紳士的行為 - 期間 1 年", True) == "非紳士的行為 - 期間 1 年"
+    assert heading_words("１本先取（オプショナルルール）", True) == "１本先取（オプショナルルール）"
+    assert ix.search("2枚ひいちゃった", game="ijinden").hits[0].id == "ijinden/floor-rules/ch10-1"
+    terms = {t for f, t in ix.query("第十章 ペナルティ").all_terms() if f in ("words", "title")}
+    assert "第" not in terms and "章" not in terms
+    assert ix.search("第十章 ペナルティ", game="ijinden").hits[0].id == "ijinden/floor-rules/ch10"
+
+
+def test_a_key_read_in_a_katakana_word_is_no_key(library):
+    """Pass 18: a synonym key's reading followed by katakana goes on with the word typed (イカサマダイス is a kind of
+    ダイス, no イカサマ + だ); an ending typed in hiragana still follows it (イカサマって, スマホって)."""
+    ix = library.index
+
+    def keys(text):
+        return [ix.synonyms[e][0][0] for e in ix.synonym_entries(text)]
+
+    assert "イカサマ" not in keys("イカサマダイス")
+    assert "イカサマ" in keys("イカサマって") and "スマホ" in keys("スマホって")
+    assert ix.search("イカサマダイス").hits[0].id == "tcg-taikai/floor-rules/4h"
+
+
+@pytest.mark.parametrize(
+    "query, first, then",
+    [
+        # a heading's own number within its parent (③ 【敗北】 is ch10-3): typed in its form, alone or beside
+        # the parent's words, the item first; a plain number the chapter first, the item after it
+        ("ペナルティ③ 敗北とは", "ch10-3", None),
+        ("ペナルティ②", "ch10-2", None),
+        ("③", "ch10-3", "ch3"),
+        ("②", "ch10-2", "ch2"),
+        ("Ⅰ", "ch7-1", "ch1"),
+        ("3", "ch3", "ch10-3"),
+        ("三", "ch3", "ch10-3"),
+        # a chapter the text refers to and does not have: the sentences that refer to it, then what they say
+        # it is about (※ペナルティについては、第 11 章に詳しく書かれています)
+        ("第11章", "ch9", "ch10"),
+    ],
+)
+def test_a_headings_own_number_reaches_its_section(library, query, first, then):
+    """Pass 18's follow-up: the number a heading starts with is no word of its title, and reaches the section
+    through the number signal in every form (③, 3, 三) as the section's own number within its parent."""
+    ids = [h.id.rsplit("/", 1)[1] for h in library.index.search(query, game="ijinden").hits[:5]]
+    assert ids[0] == first
+    if then:
+        assert then in ids
+
+
+def test_own_number_terms():
+    from judgeapp.search.analysis import own_number_terms, query_own_numbers
+
+    assert own_number_terms("③ 【敗北】", ["ch10-3", "第10章3", "10-3"]) == ["~c3"]
+    assert own_number_terms("Ⅱ. 時間切れに関して", ["ch7-2"]) == ["~r2"]
+    assert own_number_terms("第 3 章：観戦にあたって", ["ch3", "第3章", "3章"]) == []  # its key
+    assert own_number_terms("3b-i. 非紳士的行為", ["3b-i", "3bi"]) == []
+    assert own_number_terms("【ペナルティの種類と適用の原則】", ["x"]) == []
+    assert query_own_numbers("ペナルティ③", []) == (["~c3"], ["~r3", "~3"], ["③"])
+    assert query_own_numbers("3", ["3"]) == ([], ["~c3", "~r3", "~3"], [])
+    assert query_own_numbers("第3章", ["3"]) == ([], [], [])  # a chapter, said so
+    assert query_own_numbers("第十章④", ["10.4"]) == ([], [], [])  # the number in full already

@@ -33,9 +33,10 @@ if TYPE_CHECKING:
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
 ANALYZER_VERSION = (
-    # 18 read a romaji query as typed and a lone particle as a word; 17 read 〜すぎる after a stem (早すぎて) as a
-    # word; 16 had the numbered section's subsections
-    "19"
+    # 20 indexed a heading's own number (~c3) and no wording word (関する) in a title; 19 kept which words the
+    # text writes in katakana (the lexicon's loan words); 18 read a romaji query as typed and a lone particle
+    # as a word; 17 read 〜すぎる after a stem (早すぎて) as a word; 16 had the numbered section's subsections
+    "21"
 )
 
 
@@ -611,6 +612,75 @@ TITLE_LIGHT = {
     for w in ("関する", "付く", "因る", "依る", "対する", "当たる", "於ける", "皆", "さん", "第", "章", "節")
 }
 NUMBERING = re.compile(r"[0-9]+|[a-z]{1,2}|[ivxlc]+")
+# The section number a numbered heading starts with (3b-i., 101., 第 3 章：, ②, Ⅰ.): the number signal finds
+# the section by it (`IndexDoc.numbers`); as words of the title it would answer a count or a number the judge
+# gives (2枚ひいちゃった: 2 is no ② 【警告】).
+HEADING_NUMBER = re.compile(
+    r"^\s*(?:第\s*[0-9０-９]+\s*[章節条]\s*[：:]?|[0-9０-９]+[a-zａ-ｚ]*(?:-[ivxlc]+)?\s*[.．]|[①-⑳]|[Ⅰ-Ⅻ]+\s*[.．])\s*"
+)
+
+
+def heading_words(title: str, numbered: bool) -> str:
+    """A heading without the section number it starts with, when the section is numbered: its words as a title
+    (`HEADING_NUMBER`)."""
+    return HEADING_NUMBER.sub("", title, count=1) if numbered else title
+
+
+# A section's own number within its parent, as its heading writes it when that reads as none of the section's
+# keys (② 【警告】 is ch10-2, 2 within 第 10 章; Ⅰ. シャッフルに関して is ch7-1): no word of the title, so the number
+# signal finds the section by it, indexed as `OWN_NUMBER`, the form it is written in and its reading: ~c2 for
+# ②, ~r2 for Ⅱ, ~2 for a plain 2.
+OWN_NUMBER = "~"
+# The forms of a number that only a heading's own number takes here (circled digits, roman numerals written as
+# one character: the texts number their items ① … ④ and Ⅰ. Ⅱ., their chapters and sections 第 3 章, 3b):
+# typed, they ask for the item (③ is ch10-3, and ペナルティ③ too, as ch9's text writes ペナルティ④【失格】).
+ITEM_NUMBER = re.compile(r"[①-⑳Ⅰ-Ⅻⅰ-ⅻ]")
+_PLAIN_NUMBER = re.compile(r"[0-9〇一二三四五六七八九十百]+")
+OWN_FORMS = ("c", "r", "")  # circled, roman, plain
+
+
+def _number_form(written: str) -> str:
+    if re.search(r"[①-⑳]", written):
+        return "c"
+    return "r" if re.search(r"[Ⅰ-Ⅻⅰ-ⅻ]", written) else ""
+
+
+def own_number_terms(title: str, numbers: Iterable[str]) -> list[str]:
+    """The index terms of a numbered section's own number within its parent (`OWN_NUMBER`): its heading's
+    number (`HEADING_NUMBER`) read as a number of one part, when none of its readings is a key of the section
+    (第 3 章 is ch3's key, 3b-i. 3b-i's; ③ is no key of ch10-3)."""
+    numbers = list(numbers)
+    m = HEADING_NUMBER.match(title) if numbers else None
+    if m is None:
+        return []
+    readings = section_number_keys(m.group())
+    if not readings or set(readings) & set(number_terms(numbers)):
+        return []
+    form = _number_form(m.group())
+    return [OWN_NUMBER + form + r for r in readings if "." not in r]
+
+
+def query_own_numbers(text: str, keys: list[str]) -> tuple[list[str], list[str], list[str]]:
+    """The own numbers (`own_number_terms`) a query asks for in the form it types them, those it may mean in
+    another form, and the characters read so. Each circled digit or one-character roman numeral anywhere in
+    the query (ペナルティ③ 敗北とは, ③: ~c3; ~r3 and ~3 in another form), unless the query's number has more
+    parts (第十章④ is 10.4 already); a query that is a plain number as a whole (3, 三) may mean any own number
+    in another form."""
+    if any("." in k for k in keys):
+        return [], [], []
+    items = ITEM_NUMBER.findall(text)
+    if items:
+        typed, other = [], []
+        for ch in items:
+            form = _number_form(ch)
+            for r in section_number_keys(ch):
+                if "." not in r:
+                    typed.append(OWN_NUMBER + form + r)
+                    other += [OWN_NUMBER + f + r for f in OWN_FORMS if f != form]
+        return list(dict.fromkeys(typed)), list(dict.fromkeys(other)), items
+    if keys and _PLAIN_NUMBER.fullmatch(squash(text)):
+        return [], [OWN_NUMBER + f + k for k in keys if k.isdigit() for f in OWN_FORMS], []
+    return [], [], []
 
 
 KANJI_RE = re.compile(r"[\u4e00-\u9fff々]")

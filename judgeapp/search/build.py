@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import threading
+import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from ..textnorm import (
 )
 from ..yamlload import load_yaml
 from .analysis import (
+    TITLE_LIGHT,
     Analyzer,
     analysis_version,
     analyzer,
@@ -29,10 +31,12 @@ from .analysis import (
     clip_map,
     count_terms,
     defined_words,
+    heading_words,
     kanji_masks,
     kanji_readings,
     katakana_word,
     number_terms,
+    own_number_terms,
     spelling_maps,
     title_topic,
     word_pairs,
@@ -56,9 +60,10 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
     same `Word` for a word it has seen, and `seen` keeps, by word, its index terms as bytes (forms and
     short units, reading, synonym groups)."""
     body_words = an.words(d.text)
-    title_words = an.words(d.title)
+    # (the heading's own number is no word of its title: the number signal finds it)
+    title_words = an.words(heading_words(d.title, bool(d.numbers)))
     if d.context:  # an overview: its chapter's heading is its title too (and the topic is the chapter's)
-        context_words = an.words(d.context)
+        context_words = an.words(heading_words(d.context, bool(d.numbers)))
         title_words = title_words + context_words
     terms = []
     for ws in (body_words, title_words):
@@ -70,6 +75,10 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
                 for f in w.forms + w.parts:
                     lexicon["words"].setdefault(f, set()).add(surface)
                 lexicon["reading"].setdefault(w.reading, set()).add(surface)
+                if katakana_word(unicodedata.normalize("NFKC", w.surface), 2):
+                    # a loan word: written in katakana in the text (the folded surfaces above no longer say
+                    # so: しかし and ただし fold to katakana too)
+                    lexicon["loan"].setdefault(w.reading, set()).add(surface)
                 for g in w.synonyms:
                     lexicon["syn"].setdefault(str(g), set()).add(surface)
                 t = seen[id(w)] = (
@@ -86,12 +95,13 @@ def _analyse_doc(an: Analyzer, d: IndexDoc, lexicon: dict, seen: dict) -> dict:
         "id": d.id,
         "game": d.game,
         "doc": d.doc,
-        "number": " ".join(number_terms(d.numbers)),
+        # its keys, and its own number within its parent as its heading writes it (② 【警告】: ~2)
+        "number": " ".join(number_terms(d.numbers) + own_number_terms(d.title, d.numbers)),
         "syn": Counter(g for t in body + title for g in t[3]),
         "kanji": _counts(k for w in body_words + title_words if (k := word_stem(w))),
         "pairs": _counts(word_pairs(body_words) + word_pairs(title_words)),
         "counts": _counts(count_terms(body_words)),
-        "title": Counter(f for t in title for f in t[1]),
+        "title": Counter(f for t in title if t[0].forms[0] not in TITLE_LIGHT for f in t[1]),
         "words": Counter(f for t in body for f in t[1]),
         "reading": Counter(t[2] for t in body + title),
         # the short units' readings of the words that split (a kana query's ていし finds 停止中)
@@ -453,7 +463,7 @@ def _in_workers(fn: Callable[[Any], Any], items: list):
 def _analyse_batch(docs: list[IndexDoc]) -> tuple[_Batch, dict]:
     """A part of a build (a worker's, in a large one): the batch's rows (without the stored texts, which
     the writer has) and postings arrays, and the batch's lexicon."""
-    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}, "loan": {}}
     an, seen = analyzer(), {}
     rows = []
     for d in docs:
@@ -496,7 +506,7 @@ def build_index(docs: Iterable[IndexDoc], path: str | Path, version: str = "") -
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}}
+    lexicon: dict[str, dict[str, set[str]]] = {"words": {}, "reading": {}, "syn": {}, "loan": {}}
     docs = list(docs)
     try:
         ix = whoosh_index.create_in(str(tmp), SCHEMA)

@@ -86,7 +86,7 @@ class SearchIndex(QueryBuilding):
     def search(self, query: str, game: str | None = None, limit: int = 10) -> Results:
         """Sections matching a judge's query, best first (answers for recent queries are kept: judges at one
         event search the same words, and the index does not change while the process runs)."""
-        key = (clean_query(query), game, max(1, min(int(limit), 100)))
+        key = (clean_query(query, number_forms=True), game, max(1, min(int(limit), 100)))
         with self._cache_lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -105,7 +105,7 @@ class SearchIndex(QueryBuilding):
         """Sections matching a judge's query, best first; never raises on what a user typed.
 
         One query with every signal at once (`query()`), evaluated once over the index."""
-        text = clean_query(query)
+        text = clean_query(query, number_forms=True)
         limit = max(1, min(int(limit), 100))
         if not text:
             return Results(query=text, total=0, hits=[])

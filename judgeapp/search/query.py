@@ -6,6 +6,7 @@ from __future__ import annotations
 import bisect
 import copy
 import dataclasses
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,6 +22,7 @@ from ..textnorm import (
     kana_skeleton,
     latin_consonants,
     romaji_to_hiragana,
+    section_number_keys,
     squash,
     squash_map,
     to_hiragana,
@@ -55,6 +57,7 @@ from .analysis import (
     inside_katakana_word,
     katakana_word,
     query_numbers,
+    query_own_numbers,
     romaji_moras,
     spelling_maps,
     spoken_counts,
@@ -93,6 +96,17 @@ def _about(w: Word, chunk: str) -> bool:
     return any(f in _ABOUT_VERBS for f in w.forms) and f"に{w.surface}て" in chunk
 
 
+def _katakana_after(text: str, b: int) -> bool:
+    """Whether text[b] and the character after it are both katakana: a word typed in katakana goes on there."""
+    return all("\u30a1" <= c <= "\u30fa" or c == "ー" for c in text[b : b + 2]) and b + 1 < len(text)
+
+
+# The words that mark a section number (第十章, 第3条b): part of the number, as its digits are.
+_NUMBER_MARKS = frozenset("第章節条項")
+# A reference in the text to a numbered section (第 11 章), in a sentence of its own (`_mention_query`).
+_REFERENCE = re.compile(r"第\s*[0-9０-９〇一二三四五六七八九十百]+\s*[章節条項]")
+_SENTENCE = re.compile(r"[^。\n]+")
+
 # The counters a judge asks for after 何 (何分: SudachiPy reads it as one word, なにぶん, "somewhat").
 _COUNTER_WORDS = frozenset(KANA_COUNTERS.values())
 
@@ -103,6 +117,7 @@ class QueryBuilding:
     def _open_query(self, lex: dict, synonyms: list[tuple[list[str], list[str]]] | None) -> None:
         """What the query side keeps from the lexicon and the synonym list, made once when the index opens."""
         self.readings = set(lex["reading"])
+        self._mentions: dict[str, list[str]] | None = None  # `_mention_query`, made on first use
         self.max_reading = max((len(r) for r in self.readings), default=1)
         self._sorted_readings = sorted(self.readings)
         lengths: dict[str, set[int]] = {}  # the lengths (2+) of the readings starting with each character
@@ -115,12 +130,9 @@ class QueryBuilding:
         self._analysed: dict[str, list[Word]] = {}
         self._index_synonyms()
         self._index_spellings()
-        # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana
-        self._loan_readings = frozenset(
-            r
-            for r, surfaces in lex["reading"].items()
-            if len(r) >= 2 and any(katakana_word(fold(x), 2) for x in surfaces)
-        )
+        # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana: the
+        # words the text writes in katakana (`loan`; not しかし or ただし, whose folded surfaces are katakana too)
+        self._loan_readings = frozenset(r for r in lex["loan"] if len(r) >= 2)
         # the same by their consonants as a Japanese reader says a Latin word (drop, ドロップ: TRB)
         self._loan_consonants: dict[str, list[str]] = {}
         for r in sorted(self._loan_readings):
@@ -227,13 +239,14 @@ class QueryBuilding:
     def _romaji(self, text: str) -> str:
         """A query typed in romaji (match to game no chigai wa nan desu ka, sideboard no card nakushita): when
         it holds a word of four letters or more that SudachiPy does not know and that is romaji through and
-        through (chigai), every lower-case Latin word that is romaji and that SudachiPy reads as no loan word
+        through (chigai), and another romaji word or that word alone when it is the corpus's words as they sound
+        (kansensha), every lower-case Latin word that is romaji and that SudachiPy reads as no loan word
         (no, to, wa, desu; not game, ゲーム to SudachiPy) is written in hiragana, as the judge meant it; the
         corpus's Latin words and the synonym list's keys stay as typed (ban)."""
         if not LATIN_WORD.search(text):
             return text
         found: list[tuple[int, int, str]] = []
-        trigger = False
+        trigger = sure = False
         for m in LATIN_WORD.finditer(text):
             word = m.group()
             kana = romaji_to_hiragana(word) if word.islower() else None
@@ -244,14 +257,26 @@ class QueryBuilding:
             if len(ws) != 1 or not all(f.isascii() for f in ws[0].forms):
                 continue  # a word SudachiPy reads as a loan word (game: ゲーム)
             found.append((m.start(), m.end(), kana))
-            trigger = trigger or (len(word) >= 4 and ws[0].reading.isascii())
-        if not trigger or len(found) < 2:
+            unknown = len(word) >= 4 and ws[0].reading.isascii()
+            trigger = trigger or unknown
+            # one such word is enough, five letters or more, when it is the corpus's words as they sound
+            # (`_romaji_reading`: kansensha, 観戦者; chikoku, 遅刻)
+            sure = sure or (unknown and len(word) >= 5 and self._romaji_reading(kana))
+        if not sure and (not trigger or len(found) < 2):
             return text
         out, last = [], 0
         for a, b, kana in found:
             out.append(text[last:a] + kana)
             last = b
         return "".join(out) + text[last:]
+
+    def _romaji_reading(self, kana: str) -> bool:
+        """Whether a word typed in romaji, in hiragana, is the corpus's words as they sound: a reading of the
+        corpus or of a synonym key as a whole, or readings of the corpus side by side, end to end (カンセン|シャ)."""
+        k = fold(to_katakana(kana))
+        if k in self.readings or k in self._synonym_by_reading:
+            return True
+        return sum(map(len, self._segment_reading(k))) == len(k)
 
     def _said_reading(self, k: str) -> bool:
         """Whether kana said for a count are rather a word: a reading of the corpus (ジュウブン: 十分, サンショウ:
@@ -717,11 +742,42 @@ class QueryBuilding:
             qw
             for qw in words
             if not (
-                any(NUMBERING.fullmatch(f) for f in qw.word.forms)
+                any(NUMBERING.fullmatch(f) or f in _NUMBER_MARKS for f in qw.word.forms)
                 and any(squash(qw.word.surface) in h for h in held)
             )
         ]
         return kept or words
+
+    def _mention_query(self, keys: list[str]) -> Q.Query | None:
+        """What the text says of a section number its game has no section of, in the sentences that refer to
+        it (※ペナルティについては、第 11 章に詳しく書かれています: ijinden has no 第 11 章): their words, each found
+        weighing `mentions` (第11章 finds the sentences, then the sections of what they say it is about)."""
+        if self._mentions is None:
+            self._mentions = {}
+            stored = self._evaluator.stored
+            for f in stored:
+                for sentence in _SENTENCE.findall(f["text"] or ""):
+                    for ref in _REFERENCE.findall(sentence):
+                        for k in section_number_keys(ref):
+                            held = self._evaluator.postings("number", k)[0]
+                            if not any(stored[d]["game"] == f["game"] for d in held):
+                                self._mentions.setdefault(k, []).append(sentence)
+        said = list(dict.fromkeys(s for k in keys for s in self._mentions.get(k, [])))
+        if not said:
+            return None
+        terms = []
+        for sentence in said:
+            for qw in self._analyse(sentence)[0]:
+                w = qw.word
+                if w.minor or w.suffix or any(NUMBERING.fullmatch(f) or f in _NUMBER_MARKS for f in w.forms):
+                    continue
+                terms += [
+                    Q.Term("words", w.forms[0]),
+                    Q.Term("title", w.forms[0], boost=FIELD_BOOST["title"]),
+                ]
+        if not terms:
+            return None
+        return Q.Or(list(dict.fromkeys(terms)), boost=WEIGHT["mentions"])
 
     def _has(self, field: str, text: str) -> bool:
         """Whether the index has the term (a query part that can match nothing is left out)."""
@@ -906,12 +962,19 @@ class QueryBuilding:
                 particles, starts = self._key_starts(text)
             # a reading that begins inside a word SudachiPy reads is not said (かえる in つかえる); it ends where a
             # word ends, or where an ending or a particle follows: SudachiPy cuts kana it does not know anywhere
-            # (すまほって as すま|ほっ|て), but けんかい holds no ケンカ, ねっとり no ネット (two reviews)
+            # (すまほって as すま|ほっ|て), but けんかい holds no ケンカ, ねっとり no ネット (two reviews); an ending is
+            # typed in hiragana: katakana after the reading go on with the word (イカサマダイス is no イカサマだ)
             held = {
                 spoken[i : i + n]
                 for i, n in held_at
                 if where[i] in starts[0]
-                and (where[i + n - 1] + 1 in starts[1] or spoken.startswith(KANA_TAIL_HEADS, i + n))
+                and (
+                    where[i + n - 1] + 1 in starts[1]
+                    or (
+                        spoken.startswith(KANA_TAIL_HEADS, i + n)
+                        and not _katakana_after(text, where[i + n - 1])
+                    )
+                )
             }
             found += [e for r in sorted(held, key=rank.__getitem__) for e in self._synonym_by_reading[r]]
         return list(dict.fromkeys(found))
@@ -983,9 +1046,31 @@ class QueryBuilding:
             content = content or text
         signals: list[Q.Query] = []
         keys, heads = query_numbers(text)
-        if keys:  # once, however many of its forms the section has
+        # A heading's own number (③ 【敗北】, ch10-3: `own_number_terms`): typed in its form (③), it weighs as
+        # `number_item`, and the sections of that number in another form (第 3 章, Ⅲ.) as `number_form`; a
+        # plain number (3) weighs in full for the sections it is the key of, and as `number_form` for the items.
+        typed, other, marks = query_own_numbers(text, keys)
+        typed = [k for k in typed if self._has("number", k)]
+        other = [k for k in other if self._has("number", k)]
+        if typed:
+            signals.append(
+                Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in typed]), WEIGHT["number_item"])
+            )
+            other += keys
+        elif keys:  # once, however many of its forms the section has
             signals.append(Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in keys]), WEIGHT["number"]))
+        if other:
+            signals.append(
+                Q.ConstantScoreQuery(Q.Or([Q.Term("number", k) for k in other]), WEIGHT["number_form"])
+            )
+        if keys:
             words = self._without_number_parts(words, heads, keys)
+        if (
+            typed
+        ):  # (an item's number typed is no word a section must hold: ペナルティ③ is ペナルティ and ch10-3)
+            words = [qw for qw in words if qw.word.surface not in marks] or words
+        if keys and not heads and (said := self._mention_query(keys)) is not None:
+            signals.append(said)
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
         # A word typed twice (山札をまぜたあと…またまぜても) is one word asked for, not two.

@@ -57,6 +57,14 @@ FIELD_BOOST = {"title": 2.0, "words": 1.0, "reading": 0.8, "grams": 0.5}
 # How much each signal weighs when a query is ranked with all of them at once (see `SearchIndex.query`).
 WEIGHT = {
     "number": 60.0,  # the section number, however written
+    # a heading's own number within its parent typed in its form (③ for ③ 【敗北】, ch10-3; Ⅰ for Ⅰ. シャッフルに
+    # 関して): beside the parent's words (ペナルティ③) too, whose title holds them and the item's does not
+    "number_item": 120.0,
+    # a number in another form than typed: an item's own number for a plain number (3: ③ 【敗北】) or another
+    # item form, a section's key for an item's form (③: 第 3 章), so that the form typed comes first
+    "number_form": 30.0,
+    # each word of the text's sentences that refer to a section number its game has none of (第 11 章)
+    "mentions": 0.1,
     "all": 1.0,  # every word of the query in the section (added to "any")
     "title": 1.0,  # every word of the query in the section's title
     "topic": 0.5,  # the query's words are the title's topic (シャッフル: Ⅰ. シャッフルに関して)
