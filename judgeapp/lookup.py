@@ -39,7 +39,7 @@ import numpy as np
 from markupsafe import Markup, escape
 
 from .corpus import Corpus, Section
-from .policy import Citation, Infraction, Level, Policies, Policy, Rule, standing
+from .policy import Citation, Infraction, Level, Policies, Policy, Rule, issuer_text, standing
 from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
     LIGHT_WORDS,
     Word,
@@ -286,7 +286,7 @@ def level_meta(level: Level) -> str:
 
 def level_issuer(level: Level) -> str | None:
     """Who alone may issue the level (ijinden's 【敗北】), as the wizard's outcome says; None for anyone."""
-    return f"【{level.label}】を与えられるのは{level.restricted_to}です。" if level.restricted_to else None
+    return issuer_text(level.label, level.restricted_to) if level.restricted_to else None
 
 
 @dataclass

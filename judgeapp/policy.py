@@ -106,6 +106,11 @@ class Consequence(Strict):
     _removal = model_validator(mode="after")(_needs_removal)
 
 
+def issuer_text(label: str, who: str) -> str:
+    """Who alone may issue a level, as every answer, outcome and refusal says it (イジンデン's 【敗北】)."""
+    return f"【{label}】を与えられるのは{who}です。"
+
+
 class HandOff(Strict):
     """Who decides what the text leaves open, in the policy's words (tcg-taikai: no head judge in 一般)."""
 
@@ -346,7 +351,7 @@ class Policy:
         if rule.kind != "upgrade":
             return None
         who = [self.levels[x] for x in rule.to_any if self.levels[x].restricted_to]
-        return "".join(f"【{lv.label}】を与えられるのは{lv.restricted_to}です。" for lv in who) or None
+        return "".join(issuer_text(lv.label, lv.restricted_to) for lv in who) or None
 
     def penalty_may(self, infraction: Infraction) -> str | None:
         """Where the text only allows the penalty (「できます」): who decides, in plain words; else None."""
@@ -785,7 +790,7 @@ def standing(
                 )
                 notes.append(
                     f"この選手はすでに{level.label}を {earlier} 回受けています。{rule.text}{when}"
-                    + "".join(f"【{lb}】を与えられるのは{w}です。" for lb, w in who.items())
+                    + "".join(issuer_text(lb, w) for lb, w in who.items())
                     + "格上げするかどうかはジャッジの判断で、自動では変わりません。"
                 )
         if getattr(item, "removes", False) and not removed:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ..errors import JudgeappError
+from ..policy import issuer_text
 from .models import ROLES, Staff
 
 if TYPE_CHECKING:
@@ -77,9 +78,7 @@ def check_grant(staff: Staff, item: Restrictable) -> None:
     if not may_give(staff, item):
         roles = getattr(item, "roles", None)
         why = "" if roles and staff.role not in roles else "主催者の許可がありません。"
-        raise JudgeappError(
-            f"【{item.label}】を与えられるのは{item.restricted_to}です。{why}", 403, "not_granted"
-        )
+        raise JudgeappError(issuer_text(item.label, item.restricted_to) + why, 403, "not_granted")
 
 
 # --- what the pages ask ----------------------------------------------------------------------------------
