@@ -993,6 +993,10 @@ class Lookup:
                     forms.update(NEGATED + f for f in w.forms)
                 said[id(w)] = forms
         said_forms = set().union(*said.values())
+        # the story's latin words, each and two side by side (trash talk), as a key in latin letters is written: a
+        # key is found so where the squashed story runs it into a number (late 10分: late10分)
+        latin = [fold(x) for x in _LATIN_WORD_RE.findall(text)]
+        latin = set(latin) | {a + b for a, b in zip(latin, latin[1:], strict=False)}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, _), forms, parts, per_means in zip(
@@ -1010,7 +1014,9 @@ class Lookup:
                 for k in keys
                 if k
                 and k in s
-                and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
+                and (
+                    not k.isascii() or k in latin or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s)
+                )
                 and any(not _DENIED.match(s, m.end()) for m in re.finditer(re.escape(k), s))
             ]
             if not (forms & said_forms or found or joined):

@@ -800,3 +800,21 @@ def test_a_count_in_english_and_a_level_in_kana_or_english_are_counted(client):
     assert r[0]["id"] == "lycee/rule:warning-removal"
     r = _api(client, "same player chuui many times, upgrade OK?", "ijinden")["results"]
     assert r[0]["id"] == "ijinden/rule:caution-upgrade" and r[0]["penalty"] == "警告"
+
+
+def test_a_latin_key_is_found_before_a_number(library):
+    """A key of the synonym list in latin letters is found as a latin word of the story, also where the squashed
+    story runs it into a number (tardy 10分: tardy10分), and two latin words side by side make a key of two (lost
+    card); a latin key inside a longer latin word is none (tardyness)."""
+    lookup = library.lookup
+
+    def phrases(q):
+        words, _, _ = lookup._query_words(q)
+        return {a for alts, _ in words if alts[:1] == ("p:",) for a in alts[1:]}
+
+    assert any("遅刻" in p for p in phrases("tardy 10分 penalty")), phrases("tardy 10分 penalty")
+    assert any("紛失" in p for p in phrases("lost card main deck")), phrases("lost card main deck")
+    assert not phrases("lost game 1")
+    assert not any("遅刻" in p for p in phrases("tardyness 10分"))
+    got = lookup.search("late 10 minutes to table, penalty?", game="lycee", limit=3)
+    assert "lycee/late-seat" in [m.answer.key for m in got.matches]
