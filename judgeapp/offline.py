@@ -28,8 +28,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
-from .lookup import NONE_MESSAGE, NONE_MESSAGE_ALL, ONE_WORD, level_issuer, level_meta
-from .lookup import ENGLISH_STOP
+from .lookup import ENGLISH_STOP, NONE_MESSAGE, NONE_MESSAGE_ALL, ONE_WORD, level_issuer, level_meta
 from .lookup import STOP as LOOKUP_STOP
 from .search import (
     NUMBERING,
