@@ -46,7 +46,7 @@ from .search import (  # noqa: F401  (load_synonyms: callers pass its result)
     analyzer,
     load_synonyms,
 )
-from .textnorm import clean_query, fold, is_kana, squash
+from .textnorm import clean_query, fold, is_kana, romaji_to_hiragana, squash
 
 # A story's own words without meaning, beside the light words (search.LIGHT_WORDS): who did it (the person,
 # never the situation: あいつ, 俺, こいつ; 本人 and 当人, the person the story is about, which no text says), when and where in the game, a story's fillers (今日, さっき, ずっと,
@@ -63,6 +63,17 @@ STOP = LIGHT_WORDS | {
         "取り敢えず", "矢張り", "全然",
     )
 }  # fmt: skip
+# English grammar a judge mixes into a story (what, by, in, can't: a non-native judge's 「penalty what?」, 「warning 2
+# times in lycee」): the particles, pronouns and auxiliaries of English, never a word of the texts, which would
+# otherwise weigh as the story's rarest words. Only a word typed in latin letters (`_stop`): the dictionary reads
+# it in katakana (what: ホワット, in: イン), and a katakana word of a story is not English grammar.
+ENGLISH_STOP = frozenset(
+    """a an the this that these those it its i me my you your he him his she her we us our they them their
+    what how why when where who whom which whose is are was were be been being am do does did done doing
+    can can't cannot could couldn't will won't would should shall may might must have has had having
+    don't doesn't didn't isn't aren't wasn't weren't by at to in on of for from with into about as
+    and or but so if then than there here also just very please""".split()  # noqa: SIM905 (a word list)
+)
 OPPONENT = {fold(w) for w in ("相手",)}
 # Counters: 2回目, 2個目, 2枚目, 2点 count the same thing in a judge's story (a penalty received twice); each
 # also stands as one shared term, in the evidence and in the query.
@@ -167,6 +178,9 @@ _JP = r"\u3041-\u30ff\u3400-\u9fff\uf900-\ufaff\u3005\u3006\u3001\u3002\u300c-\u
 _JP_SPACE_RE = re.compile(rf"(?<=[{_JP}]) +| +(?=[{_JP}])")
 # a story written word by word: a particle stands between spaces (ひと が あいて を); a phone note's spaces
 # (スコアカード 返送忘れ 3週たった) part its phrases, which the analyzer reads as they are
+_LATIN_WORD_RE = re.compile(
+    r"(?<![A-Za-z0-9])[A-Za-z]+(?![A-Za-z0-9'])"
+)  # a word in latin letters (`_romaji`)
 _PARTICLE = "[をがにでのはとも]"  # a particle a judge types as a word of its own
 _SPACED_RE = re.compile(rf"(?:^|\s){_PARTICLE}(?:\s|$)")
 # the space after such a particle stays: the writer's word break there is the one the analyzer needs (joined,
@@ -377,6 +391,11 @@ def _groups_of(w: Word) -> tuple[str, ...]:
     return tuple(f"g:{i}" for i in w.synonyms)
 
 
+def _stop(w: Word) -> bool:
+    """A word without meaning: its form is one of `STOP`, or it is English grammar typed in latin letters."""
+    return w.forms[0] in STOP or (w.surface.isascii() and w.surface.lower() in ENGLISH_STOP)
+
+
 def _latin(w: Word) -> bool:
     """A word typed in latin letters (drop, ok) that the dictionary reads in katakana (ドロップ, オーケー)."""
     return w.surface.isascii() and w.surface.isalpha() and len(w.reading) >= 2
@@ -541,8 +560,31 @@ def _names_it(names: re.Pattern, text: str) -> bool:
 _PARTICLE_AFTER_RE = re.compile(rf"\s*{_PARTICLE}$")  # (what `_names_re` takes after a name)
 
 
+# A count said in English as the texts write it (a judge whose Japanese is not native: 「warning 2 times」, 「chuui
+# many times」, 「late 10 minutes」): N times → N回, the Nth time → N回目, twice → 2回, many times (several times,
+# again and again, repeatedly, over and over) → 何回も, the texts' 「何度も」 as `_MANY` reads it; N minutes → N分.
+# Letter cases spelled out (JavaScript reads the patterns alike: no inline flags).
+_EN = r"(?<![A-Za-z])"
+_EN_END = r"(?![A-Za-z])"
+_ENGLISH_COUNT_SUBS = (
+    (
+        re.compile(
+            rf"{_EN}(?:(?:[Mm]any|[Ss]everal|[Mm]ultiple) +[Tt]imes|[Aa]gain +and +again|[Oo]ver +and +over"
+            rf"|[Rr]epeatedly){_EN_END}"
+        ),
+        "何回も",
+    ),
+    (re.compile(rf"(?<![0-9])([0-9]+) *(?:st|nd|rd|th) +[Tt]ime{_EN_END}"), r"\1回目"),
+    (re.compile(rf"(?<![0-9])([0-9]+) *[Tt]imes?{_EN_END}"), r"\1回"),
+    (re.compile(rf"{_EN}[Tt]wice{_EN_END}"), "2回"),
+    (re.compile(rf"(?<![0-9])([0-9]+) *(?:[Mm]inutes?|[Mm]ins?){_EN_END}"), r"\1分"),
+)
 # after the spaces: a count's 目 (2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), and 目 and 途中 apart (1ゲーム目途中)
-_STORY_SUBS = ((_COUNT_ME_RE, r"\1つ目"), (_KANA_ME_RE, r"\1目"), (_ME_TOCHU_RE, r"\1目 途中"))
+_STORY_SUBS = _ENGLISH_COUNT_SUBS + (
+    (_COUNT_ME_RE, r"\1つ目"),
+    (_KANA_ME_RE, r"\1目"),
+    (_ME_TOCHU_RE, r"\1目 途中"),
+)
 
 
 def _story(text: str) -> str:
@@ -643,6 +685,15 @@ class Lookup:
         self.corpus = corpus
         self.policies = policies
         self.synonyms = [([squash(k) for k in keys if squash(k)], means) for keys, means in synonyms]
+        self._syn_keys = {k for keys, _ in self.synonyms for k in keys}
+        self._romaji_memo: dict[str, str | None] = {}
+        # a level's label → the synonym list's latin words whose one phrase it is (warning: 警告), for the counts
+        labels = {lv.label for g in policies.games if (p := policies.get(g)) for lv in p.levels.values()}
+        self._level_aliases: dict[str, tuple[str, ...]] = {}
+        for keys, means in self.synonyms:
+            if len(means) == 1 and means[0] in labels:
+                latin = tuple(k for k in keys if k.isascii() and k.isalpha())
+                self._level_aliases[means[0]] = self._level_aliases.get(means[0], ()) + latin
         # Each entry's one-word keys by their forms too (煽る matches 煽って, 殴る 殴った): a key is found in a query
         # that spells it, or that has a word of the same form; a compound key (持ち帰る, 叩き割る) also by its
         # short units' forms one after the other (持って帰る, 叩いて割った).
@@ -888,7 +939,7 @@ class Lookup:
                 if inside and not self._known(w):
                     replaced.update(inside)
                     continue  # a kana word the analyzer split into pieces the text does not have
-            if w.forms[0] in STOP or w.aux:
+            if _stop(w) or w.aux:
                 continue
             if squash(w.surface) in self.game_names and not self._known(w):
                 continue
@@ -936,12 +987,16 @@ class Lookup:
             at = folded.find(fold(w.surface), pos)
             if at >= 0:
                 pos = at + len(w.surface)
-            if not (w.forms[0] in STOP or w.aux or (at >= 0 and _DENIED.match(folded, pos))):
+            if not (_stop(w) or w.aux or (at >= 0 and _DENIED.match(folded, pos))):
                 forms = set(_key_forms(w))
                 if at >= 0 and _NEGATION.match(folded, pos):
                     forms.update(NEGATED + f for f in w.forms)
                 said[id(w)] = forms
         said_forms = set().union(*said.values())
+        # the story's latin words, each and two side by side (trash talk), as a key in latin letters is written: a
+        # key is found so where the squashed story runs it into a number (late 10分: late10分)
+        latin = [fold(x) for x in _LATIN_WORD_RE.findall(text)]
+        latin = set(latin) | {a + b for a, b in zip(latin, latin[1:], strict=False)}
         phrases: dict[int, list[str]] = {}  # a word a synonym entry's key names → that entry's phrases
         extra: list[tuple[tuple[str, ...], float]] = []
         for (keys, _), forms, parts, per_means in zip(
@@ -959,7 +1014,9 @@ class Lookup:
                 for k in keys
                 if k
                 and k in s
-                and (not k.isascii() or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s))
+                and (
+                    not k.isascii() or k in latin or re.search(rf"(?<![a-z0-9]){re.escape(k)}(?![a-z0-9])", s)
+                )
                 and any(not _DENIED.match(s, m.end()) for m in re.finditer(re.escape(k), s))
             ]
             if not (forms & said_forms or found or joined):
@@ -1004,6 +1061,35 @@ class Lookup:
         out_words += extra
         out_surfaces += [""] * len(extra)
         return out_words, out_surfaces, light
+
+    def _romaji(self, text: str) -> str:
+        """A word of the texts typed in romaji (chuui, chikoku, shikkaku: a judge without a Japanese keyboard) in
+        hiragana, as meant, for the analyzer, the kana reader and the counts (`_counts` reads a level's reading):
+        a lower-case latin word of four letters or more, romaji through and through, that the dictionary reads as
+        no loan word (game, same, main stay English: ゲーム, セイム, メイン), is no key of the synonym list, and
+        whose kana is a word of the texts (its spelling in katakana or its reading: チュウイ, 注意)."""
+        if not _LATIN_WORD_RE.search(text):
+            return text
+
+        def read(m: re.Match) -> str:
+            word = m.group()
+            kana = self._romaji_memo.get(word, "")
+            if kana == "":
+                kana = None
+                hira = romaji_to_hiragana(word) if word.islower() and len(word) >= 4 else None
+                if hira is not None and squash(word) not in self._syn_keys:
+                    ws = analyzer().words(word)
+                    loan = len(ws) != 1 or not all(f.isascii() for f in ws[0].forms)  # game: ゲーム
+                    if not loan and (
+                        fold(hira).replace("ー", "") in self._kana
+                        or any(self._known(w) for w in analyzer().words(hira) if len(w.surface) == len(hira))
+                    ):
+                        kana = hira
+                if len(self._romaji_memo) < 10000:
+                    self._romaji_memo[word] = kana
+            return kana or word
+
+        return _LATIN_WORD_RE.sub(read, text)
 
     def _join_keys(self, text: str, folded: str, analysed: list[Word]) -> list[Word]:
         """A key of the synonym list the analyzer cut into words of which one the text never uses (出停中:
@@ -1106,7 +1192,7 @@ class Lookup:
         if not text:
             return LookupResult(query=text, matches=[], none=False, message=None, coverage=0.0)
         names = self._own_name_re.get(game) if game and not every_name else self._name_re
-        story = names.sub(" ", _story(text)) if names else _story(text)
+        story = self._romaji(names.sub(" ", _story(text)) if names else _story(text))
         words, surfaces, light = self._query_words(story)
         qgrams = set(_grams(story))  # (without the game's names, as its words)
         fused = np.zeros(len(self.answers))
@@ -1157,7 +1243,9 @@ class Lookup:
             return self._match(i, float(fused[i]), cov, matched, surfaces, words, passage_scores, lines)
 
         policies = [p for g in ([game] if game else self.policies.games) if (p := self.policies.get(g))]
-        matches, reached = _counted_first(_sections_first(matches), story, policies, make)
+        matches, reached = _counted_first(
+            _sections_first(matches), story, policies, make, self._level_aliases
+        )
         matches = matches[:limit]
         # The nothing-fits test weighs a word found only through its synonym group as that group (選手: プレイヤー);
         # the ranking above keeps the word's own rarity (the group's there lost first answers).
@@ -1485,22 +1573,27 @@ _TOLD = r"(?!\s*(?:を|は)?\s*(?:し|され|受け|もらっ|出し)?\s*ても)
 
 
 @cache
-def _level_names(label: str, mark: str) -> str:
-    """A level as a story names it, as a pattern (folded with the rest): its label (not 不注意), and its mark where
-    the mark is a letter (Lycee's N and W, not inside a latin word: not the W of WIN; イジンデン's ①…④ fold to
-    digits and are no names)."""
+def _level_names(label: str, mark: str, aliases: tuple[str, ...] = ()) -> str:
+    """A level as a story names it, as a pattern (folded with the rest): its label (not 不注意), its label's reading
+    (ちゅうい, けいこく: kana for the kanji, or romaji read by `Lookup._romaji`), its mark where the mark is a letter
+    (Lycee's N and W, not inside a latin word: not the W of WIN; イジンデン's ①…④ fold to digits and are no names),
+    and `aliases`, the synonym list's latin words for the label alone (warning: 警告; `Lookup._level_aliases`)."""
     names = [rf"(?<!不){re.escape(label)}"]
+    reading = "".join(w.reading for w in analyzer().words(label))
+    if len(reading) >= 3 and is_kana(reading):
+        names.append(rf"(?<![フふ]){re.escape(fold(reading))}")
     mark = fold(mark)
     if mark.isascii() and mark.isalpha():
         names.append(rf"(?<![a-z]){re.escape(mark)}(?![a-z])")
+    names += [rf"(?<![a-z]){re.escape(fold(a))}(?![a-z])" for a in aliases]
     return "(?:" + "|".join(names) + ")"
 
 
 @cache
-def _count_re(label: str, mark: str = "") -> re.Pattern:
+def _count_re(label: str, mark: str = "", aliases: tuple[str, ...] = ()) -> re.Pattern:
     """A count of a level in a folded story: 注意を2回, 警告1点, 2回目の注意, 3回目注意, and, with no counter,
     警告1、 and the mark's W1 N2, N4つ目 (not 注意5分)."""
-    name = _level_names(label, mark)
+    name = _level_names(label, mark, aliases)
     return re.compile(
         fold(
             rf"{name}(?:を|が|は|も|\s)?{_NUMBER}(?:{_COUNTER}目?|目|{_BARE_COUNT_END})"
@@ -1510,10 +1603,12 @@ def _count_re(label: str, mark: str = "") -> re.Pattern:
 
 
 @cache
-def _mention_res(label: str, mark: str) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+def _mention_res(
+    label: str, mark: str, aliases: tuple[str, ...] = ()
+) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
     """A level named (a penalty received, no number), told as a new one (また注意), and as many (何回も注意); not
     the word of telling someone (「なんども注意されてもやめません」, 「注意してもやめない」: no record)."""
-    name = _level_names(label, mark) + _TOLD
+    name = _level_names(label, mark, aliases) + _TOLD
     return (
         re.compile(fold(name)),
         re.compile(fold(_AGAIN + _WITHIN + name)),
@@ -1531,11 +1626,11 @@ def _denied_before(folded: str, end: int, names: re.Pattern | None = None) -> bo
 
 
 @cache
-def _any_level_re(levels: tuple[tuple[str, str], ...]) -> re.Pattern:
-    return re.compile(fold("|".join(_level_names(label, mark) for label, mark in levels)))
+def _any_level_re(levels: tuple[tuple[str, str, tuple[str, ...]], ...]) -> re.Pattern:
+    return re.compile(fold("|".join(_level_names(label, mark, al) for label, mark, al in levels)))
 
 
-def _counts(policy: Policy, text: str) -> dict[str, int]:
+def _counts(policy: Policy, text: str, aliases: dict[str, tuple[str, ...]] | None = None) -> dict[str, int]:
     """The levels a story counts, each level's count: its largest count (注意を4回もらってる, 警告1回と注意2回,
     2回目の注意, W1 N2, N4つ目); a level told as a new one (また注意) one more than the earlier ones (counted, or
     each named once: 「R2で警告、R5でまた警告」 is two, as 「すでに注意…また注意」); a level received 「何回も」 two
@@ -1543,7 +1638,10 @@ def _counts(policy: Policy, text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     folded = fold(text)
     clauses = set()  # the clauses (between 、 and 。) the counts are in
-    names = _any_level_re(tuple((lv.label, lv.mark) for lv in policy.levels.values()))
+    aliases = aliases or {}
+    names = _any_level_re(
+        tuple((lv.label, lv.mark, aliases.get(lv.label, ())) for lv in policy.levels.values())
+    )
 
     def denied(folded: str, end: int) -> bool:  # up to the next level the story names
         return _denied_before(folded, end, names)
@@ -1551,7 +1649,8 @@ def _counts(policy: Policy, text: str) -> dict[str, int]:
     for lv in policy.levels.values():
         counted = 0
         spans = []
-        for m in _count_re(lv.label, lv.mark).finditer(folded):
+        al = aliases.get(lv.label, ())
+        for m in _count_re(lv.label, lv.mark, al).finditer(folded):
             spans.append(m.span())
             if denied(folded, m.end()):  # a count the story denies (警告を2回もらっていない) is none
                 continue
@@ -1560,7 +1659,7 @@ def _counts(policy: Policy, text: str) -> dict[str, int]:
             if 0 < n < 20:
                 counted = max(counted, n)
                 clauses.add(len(_CLAUSE_END_RE.findall(folded[: m.start()])))
-        named_re, again_re, many_re = _mention_res(lv.label, lv.mark)
+        named_re, again_re, many_re = _mention_res(lv.label, lv.mark, al)
         again = 0
         for m in again_re.finditer(folded):
             if not denied(folded, m.end()):
@@ -1628,6 +1727,7 @@ def _counted_first(
     text: str,
     policies: Iterable[Policy],
     make: Callable[[str], Match | None] | None = None,
+    aliases: dict[str, tuple[str, ...]] | None = None,
 ) -> tuple[list[Match], set[str]]:
     """Where a story counts a game's levels (「警告1回と注意2回」, 「何回も注意もらってる人がまた…」), the rule those
     counts reach (`_reached`) goes first of that game's answers, before the infraction the story also tells: what
@@ -1639,7 +1739,7 @@ def _counted_first(
         if not policy.file.rules:
             continue
         first = next((m for m in out if m.answer.game == policy.game), None)
-        rule = _reached(policy, _counts(policy, text) or _repeated(policy, text, first))
+        rule = _reached(policy, _counts(policy, text, aliases) or _repeated(policy, text, first))
         if rule is None:
             continue
         key = f"{policy.game}/rule:{rule.id}"

@@ -28,7 +28,7 @@ from flask import Blueprint, Response, current_app, render_template, request, ur
 
 from .assets import current_assets
 from .library import current_library, index_docs, situation_docs
-from .lookup import NONE_MESSAGE, NONE_MESSAGE_ALL, ONE_WORD, level_issuer, level_meta
+from .lookup import ENGLISH_STOP, NONE_MESSAGE, NONE_MESSAGE_ALL, ONE_WORD, level_issuer, level_meta
 from .lookup import STOP as LOOKUP_STOP
 from .search import (
     NUMBERING,
@@ -551,8 +551,8 @@ def _export_json(kind: str, version: str, synonyms_path: str) -> bytes:
         if lib.lookup is not None:
             data["none"] = nothing_fits_export(lib.lookup, synonyms)
             data["story"] = lib.lookup.story_export()  # the story as the server's lookup reads it
-        # the story's words without meaning, as the server's lookup drops them
-        data["stop"] = sorted(LOOKUP_STOP)
+        # the story's words without meaning, as the server's lookup drops them (English grammar too: what, by)
+        data["stop"] = sorted(LOOKUP_STOP | ENGLISH_STOP)
     data["version"] = version
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 

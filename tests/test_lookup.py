@@ -758,3 +758,63 @@ def test_the_opponent_a_player_accuses_is_a_light_word(library, monkeypatch):
     _, surfaces, light = lookup._query_words(q)
     assert not any(surfaces[k] == "相手" for k in light)
     assert lookup.search(q, game="tcg-taikai", limit=3).none
+
+
+def test_english_grammar_is_no_word_of_a_story(library):
+    """A non-native judge's English grammar (what, by, in, can't) is no word of the story: no text uses it, and it
+    would weigh as the story's rarest words (lookup pass 19); English content words stay (draw, penalty)."""
+    words, surfaces, _ = library.lookup._query_words("extra card draw by mistake, penalty what?")
+    assert not {"by", "what"} & set(surfaces), surfaces
+    assert {"draw", "penalty", "mistake"} <= set(surfaces), surfaces
+    got = library.lookup.search("extra card draw by mistake, penalty what?", game="ijinden", limit=3)
+    assert not got.none and got.matches[0].answer.key == "ijinden/extra-draw"
+
+
+def test_a_word_typed_in_romaji_is_read_as_kana(library):
+    """A word of the texts typed in romaji (chuui: 注意) is read in hiragana; an English word the dictionary reads
+    as a loan word (game, same) and a word that is no romaji (stolen) stay as typed."""
+    lookup = library.lookup
+    assert lookup._romaji("same player chuui many times") == "same player ちゅうい many times"
+    assert lookup._romaji("game loss chikoku") == "game loss ちこく"
+    assert lookup._romaji("stolen deck caught") == "stolen deck caught"
+
+
+def test_a_count_in_english_and_a_level_in_kana_or_english_are_counted(client):
+    """A count said in English is written as the texts write it (2 times: 2回, many times: 何回も, 10 minutes: 10分),
+    and a level is named by its reading (ちゅうい) and by the synonym list's latin word for it alone (warning: 警告),
+    so 「warning 2 times」 reaches Lycee's removal and 「chuui many times」 イジンデン's upgrade."""
+    from judgeapp.lookup import _counts, _story
+
+    library = client.application.extensions["judgeapp.library"]
+    lookup = library.lookup
+    lycee, ijinden = library.policies.get("lycee"), library.policies.get("ijinden")
+    assert _story("warning 2 times in lycee") == "warning 2回 in lycee"
+    assert (
+        _story("chuui many times, twice, 3rd time, late 10 minutes") == "chuui 何回も, 2回, 3回目, late 10分"
+    )
+    aliases = lookup._level_aliases
+    assert _counts(lycee, _story("warning 2 times"), aliases) == {"警告": 2}
+    assert _counts(ijinden, "ちゅうい 何回も", aliases) == {"注意": 2}
+    assert _counts(lycee, "ふちゅうい 2回", aliases) == {}
+    r = _api(client, "warning 2 times in lycee, what happens?", "lycee")["results"]
+    assert r[0]["id"] == "lycee/rule:warning-removal"
+    r = _api(client, "same player chuui many times, upgrade OK?", "ijinden")["results"]
+    assert r[0]["id"] == "ijinden/rule:caution-upgrade" and r[0]["penalty"] == "警告"
+
+
+def test_a_latin_key_is_found_before_a_number(library):
+    """A key of the synonym list in latin letters is found as a latin word of the story, also where the squashed
+    story runs it into a number (tardy 10分: tardy10分), and two latin words side by side make a key of two (lost
+    card); a latin key inside a longer latin word is none (tardyness)."""
+    lookup = library.lookup
+
+    def phrases(q):
+        words, _, _ = lookup._query_words(q)
+        return {a for alts, _ in words if alts[:1] == ("p:",) for a in alts[1:]}
+
+    assert any("遅刻" in p for p in phrases("tardy 10分 penalty")), phrases("tardy 10分 penalty")
+    assert any("紛失" in p for p in phrases("lost card main deck")), phrases("lost card main deck")
+    assert not phrases("lost game 1")
+    assert not any("遅刻" in p for p in phrases("tardyness 10分"))
+    got = lookup.search("late 10 minutes to table, penalty?", game="lycee", limit=3)
+    assert "lycee/late-seat" in [m.answer.key for m in got.matches]
