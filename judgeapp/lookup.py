@@ -1568,8 +1568,11 @@ _MANY = r"(?:何度も|何回も|なんども|なんかいも|何べんも|毎�
 # ones (not または, "or")
 _AGAIN = r"(?:また(?!は)|再び|ふたたび|再度)"
 _WITHIN = r"[^、。,，.！？!?]{0,12}?"  # in the same clause, a few characters apart
-# 注意しても, 注意されても, 注意を受けても: the act of telling (even though told), not a penalty on record
-_TOLD = r"(?!\s*(?:を|は)?\s*(?:し|され|受け|もらっ|出し)?\s*ても)"
+# 注意しても, 注意されても, 注意を受けても: the act of telling (even though told), not a penalty on record; nor
+# 注意して見て, 注意してね, 注意するように (telling a player to take care)
+_TOLD = r"(?!\s*(?:を|は)?\s*(?:し|され|受け|もらっ|出し)?\s*ても|して|するよう)"
+# a word of its own that begins with a level's label (注意不足, 注意点, 注意事項, 注意深く, 注意書き, 注意喚起, 警告文)
+_COMPOUND = r"(?!不足|点|事項|深|書|喚起|文)"
 
 
 @cache
@@ -1578,7 +1581,7 @@ def _level_names(label: str, mark: str, aliases: tuple[str, ...] = ()) -> str:
     (ちゅうい, けいこく: kana for the kanji, or romaji read by `Lookup._romaji`), its mark where the mark is a letter
     (Lycee's N and W, not inside a latin word: not the W of WIN; イジンデン's ①…④ fold to digits and are no names),
     and `aliases`, the synonym list's latin words for the label alone (warning: 警告; `Lookup._level_aliases`)."""
-    names = [rf"(?<!不){re.escape(label)}"]
+    names = [rf"(?<!不){re.escape(label)}{_COMPOUND}"]
     reading = "".join(w.reading for w in analyzer().words(label))
     if len(reading) >= 3 and is_kana(reading):
         names.append(rf"(?<![フふ]){re.escape(fold(reading))}")
@@ -1682,8 +1685,12 @@ def _counts(policy: Policy, text: str, aliases: dict[str, tuple[str, ...]] | Non
     return out
 
 
-# The story's infraction told as a repeat by an ordinal (ドローの余分 今日3回目): the second time and on
-_REPEAT_RE = re.compile(fold(r"(?<![0-9])([2-9]|[二三四五六七八九])(?:回|度)目"))
+# The story's infraction told as a repeat by an ordinal (ドローの余分 今日3回目): the second time and on; not the
+# ordinal of a round, a game, a turn (3回目のラウンド, ゲーム2回目, 2度目のマリガン: group 1 or 3 then)
+_ROUNDS = r"(?:ラウンド|ゲーム|試合|対戦|マッチ|ターン|回戦|マリガン|シャッフル)"
+_REPEAT_RE = re.compile(
+    fold(rf"({_ROUNDS}\s*)?(?<![0-9])([2-9]|[二三四五六七八九])(?:回|度)目(\s*の?\s*{_ROUNDS})?")
+)
 
 
 def _repeated(policy: Policy, text: str, first: Match | None) -> dict[str, int]:
@@ -1693,11 +1700,13 @@ def _repeated(policy: Policy, text: str, first: Match | None) -> dict[str, int]:
     行われた場合」 (ch10). {} otherwise."""
     inf = first.answer.infraction if first is not None else None
     level = policy.levels.get(inf.penalty) if inf is not None and inf.penalty else None
-    m = _REPEAT_RE.search(fold(text)) if level is not None else None
-    if m is None:
+    if level is None:
         return {}
-    x = m.group(1)
-    return {level.label: int(x) if x.isdigit() else _NUMBERS[x]}
+    for m in _REPEAT_RE.finditer(fold(text)):
+        if not (m.group(1) or m.group(3)):
+            x = m.group(2)
+            return {level.label: int(x) if x.isdigit() else _NUMBERS[x]}
+    return {}
 
 
 def _reached(policy: Policy, counts: dict[str, int]) -> Rule | None:

@@ -580,6 +580,45 @@ def test_an_infraction_told_as_a_repeat_reaches_the_upgrade_of_its_level(client)
     assert r[0]["kind"] != "rule"
 
 
+def test_a_compound_of_a_level_and_telling_to_take_care_are_no_record(client):
+    """注意不足, 注意点, 注意事項 are words of their own, and 注意して見て, 注意するように tell a player to take care:
+    none is a 注意 received, even after また or 何回も (review of pass 18); 注意した and 注意を受けた stay records."""
+    from judgeapp.lookup import _counts
+
+    policies = client.application.extensions["judgeapp.library"].policies
+    lycee, ijinden = policies.get("lycee"), policies.get("ijinden")
+    for text in (
+        "また注意不足でカードを落とした",
+        "また注意点を確認してください",
+        "また注意事項を読まずに遅刻",
+        "また注意して見ていたら相手がカードを落とした",
+        "またジャッジが注意して見ています",
+        "また注意するように言った",
+    ):
+        assert _counts(lycee, text) == {}, text
+    assert _counts(ijinden, "ジャッジに何回も注意してと言われた") == {}
+    assert _counts(lycee, "前にも注意を受けていてまた注意") == {"注意": 2}
+    assert _counts(lycee, "さっき注意したプレイヤーがまた注意") == {"注意": 2}
+    r = _api(client, "また注意不足でカードを落とした", "lycee")["results"]
+    assert not r or r[0]["kind"] != "rule"
+
+
+def test_an_ordinal_of_a_round_a_game_or_a_turn_is_no_repeat(client):
+    """3回目のラウンド, ゲーム2回目, 2度目のマリガン count the round, the game, the mulligan, not the infraction: the
+    extra draw is no third 【注意】 (review of pass 18); 2回目の余分なドロー still is."""
+    for q in (
+        "3回目のラウンドで余分にドローした",
+        "今日2度目のマリガンで引きすぎた",
+        "5回目のターンで余分に引いた",
+        "ゲーム2回目で余分にドローした",
+        "3回目の対戦で余分にドローした",
+    ):
+        r = _api(client, q, "ijinden")["results"]
+        assert r[0]["id"] == "ijinden/extra-draw", (q, r[0]["id"])
+    r = _api(client, "同じダイバーが2回目の余分なドロー", "ijinden")["results"]
+    assert r[0]["id"] == "ijinden/rule:caution-upgrade"
+
+
 def test_a_count_alone_does_not_make_a_game_fit_in_every_games_lookup(library):
     """注意 and 警告 are both laddered games' levels: in the lookup of every game a game fits by its words, so a
     story of イジンデン's ダイバー (its name spelled as the text does not: 伊人伝) does not get Lycee's removal first."""
