@@ -579,8 +579,11 @@ _ENGLISH_COUNT_SUBS = (
     (re.compile(rf"{_EN}[Tt]wice{_EN_END}"), "2回"),
     (re.compile(rf"(?<![0-9])([0-9]+) *(?:[Mm]inutes?|[Mm]ins?){_EN_END}"), r"\1分"),
 )
+# The opponent said in English is the story's 相手 (`OPPONENT`): the dictionary reads "opponent" オポネント, the
+# synonym list's key for the tiebreaker (Japanese jargon), a meaning the English word does not have
+_ENGLISH_WORD_SUBS = ((re.compile(rf"{_EN}[Oo]pponents?{_EN_END}"), "相手"),)
 # after the spaces: a count's 目 (2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), and 目 and 途中 apart (1ゲーム目途中)
-_STORY_SUBS = _ENGLISH_COUNT_SUBS + (
+_STORY_SUBS = _ENGLISH_COUNT_SUBS + _ENGLISH_WORD_SUBS + (
     (_COUNT_ME_RE, r"\1つ目"),
     (_KANA_ME_RE, r"\1目"),
     (_ME_TOCHU_RE, r"\1目 途中"),

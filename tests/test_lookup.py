@@ -619,6 +619,17 @@ def test_an_ordinal_of_a_round_a_game_or_a_turn_is_no_repeat(client):
     assert r[0]["id"] == "ijinden/rule:caution-upgrade"
 
 
+def test_an_english_opponent_is_the_opponent_not_the_tiebreaker(library):
+    """「opponent」 typed in English is the story's 相手; the dictionary reads it オポネント, the synonym list's key
+    for the tiebreaker (Japanese jargon), which answered 「opponent insulted me」 with 6d's standings."""
+    from judgeapp.lookup import _story
+
+    assert _story("my opponent was late") == "my 相手 was late"
+    for q in ("opponent insulted me", "my opponent was late"):
+        r = library.lookup.search(q, game="tcg-taikai", limit=3)
+        assert r.none or r.matches[0].answer.key != "section:tcg-taikai/floor-rules/6d", q
+
+
 def test_a_count_alone_does_not_make_a_game_fit_in_every_games_lookup(library):
     """注意 and 警告 are both laddered games' levels: in the lookup of every game a game fits by its words, so a
     story of イジンデン's ダイバー (its name spelled as the text does not: 伊人伝) does not get Lycee's removal first."""
