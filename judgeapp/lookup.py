@@ -583,10 +583,14 @@ _ENGLISH_COUNT_SUBS = (
 # synonym list's key for the tiebreaker (Japanese jargon), a meaning the English word does not have
 _ENGLISH_WORD_SUBS = ((re.compile(rf"{_EN}[Oo]pponents?{_EN_END}"), "相手"),)
 # after the spaces: a count's 目 (2つめ: 2つ目, 1ラウンドめ: 1ラウンド目), and 目 and 途中 apart (1ゲーム目途中)
-_STORY_SUBS = _ENGLISH_COUNT_SUBS + _ENGLISH_WORD_SUBS + (
-    (_COUNT_ME_RE, r"\1つ目"),
-    (_KANA_ME_RE, r"\1目"),
-    (_ME_TOCHU_RE, r"\1目 途中"),
+_STORY_SUBS = (
+    _ENGLISH_COUNT_SUBS
+    + _ENGLISH_WORD_SUBS
+    + (
+        (_COUNT_ME_RE, r"\1つ目"),
+        (_KANA_ME_RE, r"\1目"),
+        (_ME_TOCHU_RE, r"\1目 途中"),
+    )
 )
 
 
