@@ -868,3 +868,12 @@ def test_a_latin_key_is_found_before_a_number(library):
     assert not any("遅刻" in p for p in phrases("tardyness 10分"))
     got = lookup.search("late 10 minutes to table, penalty?", game="lycee", limit=3)
     assert "lycee/late-seat" in [m.answer.key for m in got.matches]
+
+
+def test_a_chair_alone_is_no_vandalism(library):
+    """A story that only has a chair in it is no 器物損壊 (3b-ii's suspension): 椅子 is no judges' word of vandalism
+    (a review of pass 19); the chair broken still is."""
+    lookup = library.lookup
+    assert lookup.search("椅子から立ち上がった", game="tcg-taikai").none
+    got = lookup.search("相手が椅子を蹴って壊した", game="tcg-taikai", limit=3)
+    assert "tcg-taikai/vandalism" in [m.answer.key for m in got.matches]
