@@ -680,10 +680,12 @@ def test_offline_record_page_on_a_phone(app, phone, switchable, tmp_path):
     for scheme in ("light", "dark"):
         phone.emulate_media(color_scheme=scheme)
         phone.goto(base + record_url)
-        assert phone.locator("#offline-banner").is_visible()
+        phone.locator("#offline-banner").wait_for(state="visible")  # (a loaded machine lays it out late)
         banner = phone.locator("#offline-banner").bounding_box()
         header = phone.locator("header.top").bounding_box()
-        assert banner["y"] == 0 and abs(header["y"] - (banner["y"] + banner["height"])) < 1, (banner, header)
+        assert (
+            banner and header and banner["y"] == 0 and abs(header["y"] - (banner["y"] + banner["height"])) < 1
+        ), (banner, header)
         assert phone.evaluate("document.documentElement.scrollWidth") <= 390
         phone.screenshot(path=str(tmp_path / f"record-offline-{scheme}.png"))
         phone.fill("input[name=round]", "2")
@@ -693,9 +695,10 @@ def test_offline_record_page_on_a_phone(app, phone, switchable, tmp_path):
         phone.click("button[name=action][value=confirm]")
         phone.wait_for_selector("#record-queue >> text=未送信")
         # the kept records' box starts right under the search bar, no blank band above it
+        phone.locator("#record-queue h2").wait_for(state="visible")
         bar = phone.locator("form.topsearch").bounding_box()
         kept = phone.locator("#record-queue h2").bounding_box()
-        assert kept["y"] - (bar["y"] + bar["height"]) <= 24, (bar, kept)
+        assert bar and kept and kept["y"] - (bar["y"] + bar["height"]) <= 24, (bar, kept)
         note = phone.locator("main p.notice[role=status]")
         phone.wait_for_function(
             "() => !document.querySelector('main p.notice[role=status]').textContent.includes('送信しています')",
