@@ -619,3 +619,16 @@ def test_own_number_terms():
     assert query_own_numbers("3", ["3"]) == ([], ["~c3", "~r3", "~3"], [])
     assert query_own_numbers("第3章", ["3"]) == ([], [], [])  # a chapter, said so
     assert query_own_numbers("第十章④", ["10.4"]) == ([], [], [])  # the number in full already
+
+
+def test_two_english_words_typed_for_a_katakana_key(library):
+    """Pass 19: two English words side by side stand for a katakana key of the synonym list by their
+    consonants: their katakana forms joined, a plural's s left off (extra turns: エキストラ + ターン, the key
+    エクストラターン, whose phrases hold dm-senshu 205's 制限時間), or their letters joined where one has no
+    katakana form (single elim: シングルエリミ); not words that sound like no key."""
+    ix = library.index
+    time_up = ix.synonym_entries("時間切れ")
+    assert set(time_up) <= set(ix.synonym_entries("extra turns"))
+    assert set(ix.synonym_entries("SE")) <= set(ix.synonym_entries("single elim"))
+    assert ix.synonym_entries("deck sleeves") == []
+    assert "dm-senshu/floor-rules/205" in [h.id for h in ix.search("extra turns DM time").hits[:5]]

@@ -601,6 +601,41 @@ class QueryBuilding:
         corpus's loan words (drop: ドロップ)."""
         return _by_consonants(qw.word.surface, self._key_consonants) if self._unknown(qw) else []
 
+    def _latin_pair_keys(self, qws: list[QueryWord]) -> list[int]:
+        """The entries whose katakana key two English words typed side by side stand for, by consonants as a
+        Japanese reader says them (`kana_consonants`; five or more, the same first kana): their katakana forms
+        joined, an English plural's s left off a word SudachiPy then reads (extra turns: エキストラ + ターン for
+        エクストラターン), or their letters joined when a word has no katakana form (single elim: シングルエリミ)."""
+        out: list[int] = []
+        for a, b in zip(qws, qws[1:], strict=False):
+            x, y = a.word.surface, b.word.surface
+            if not all(len(t) >= 3 and t.isascii() and t.isalpha() and t.islower() for t in (x, y)):
+                continue
+            kana = [self._loan_form(t) for t in (x, y)]
+            if all(kana):
+                joined = "".join(kana)
+                cons = kana_consonants(joined)
+                keys = (
+                    [k for k in self._key_consonants.get(cons, ()) if len(cons) >= 5 and k[0] == joined[0]]
+                    if joined not in self._synonym_by_key
+                    else [joined]
+                )
+            else:
+                keys = (
+                    _by_consonants(x + y, self._key_consonants) if len(latin_consonants(x + y)) >= 5 else []
+                )
+            for k in keys[:3]:
+                out += self._synonym_by_key[k]
+        return out
+
+    def _loan_form(self, word: str) -> str:
+        """The katakana form SudachiPy gives an English word, or the word without its plural s ("" if none)."""
+        for t in (word, word[:-1] if word.endswith("s") else ""):
+            ws = self._words(t) if t else []
+            if len(ws) == 1 and katakana_word(ws[0].forms[0], 2):
+                return ws[0].forms[0]
+        return ""
+
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
         out = list(self._letters.get(squash(k), ()))
@@ -945,6 +980,7 @@ class QueryBuilding:
             if len(run) > 1:
                 found += self._synonym_by_key.get(squash("".join(run)), [])
             run = []
+        found += self._latin_pair_keys(qws)
         for qw in qws:  # an English word typed for a katakana key (drop: ドロップ)
             for key in self._latin_keys(qw):
                 found += self._synonym_by_key[key]
