@@ -632,3 +632,14 @@ def test_two_english_words_typed_for_a_katakana_key(library):
     assert set(ix.synonym_entries("SE")) <= set(ix.synonym_entries("single elim"))
     assert ix.synonym_entries("deck sleeves") == []
     assert "dm-senshu/floor-rules/205" in [h.id for h in ix.search("extra turns DM time").hits[:5]]
+
+
+def test_a_compound_of_two_loan_words_typed_with_a_vowel_wrong(library):
+    """Pass 19: a katakana word the corpus lacks that is two of the text's loan words side by side typed as
+    one, the first right and the second with its consonants but a vowel or a mora's length wrong (デッキチャック:
+    2h's デッキチェック, read デッキ|チェック), finds the sections holding both words; not a second word of other
+    consonants (ジャッジコール is no ジャッジ|ルール)."""
+    ix = library.index
+    assert ix._misspelt_pair("デッキチャック") == ["デッキ|チェック"]
+    assert ix._misspelt_pair("ジャッジコール") == []
+    assert "tcg-taikai/floor-rules/2h" in [h.id for h in ix.search("デッキチャック だれ やる").hits[:5]]

@@ -133,6 +133,16 @@ class QueryBuilding:
         # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana: the
         # words the text writes in katakana (`loan`; not しかし or ただし, whose folded surfaces are katakana too)
         self._loan_readings = frozenset(r for r in lex["loan"] if len(r) >= 2)
+        # two katakana words side by side in the text (デッキ|チェック), by the skeleton of the two as one word
+        # and its deletion neighbourhood: a compound of them typed with one mora wrong (デッキチャック)
+        self._pair_skeletons: dict[str, list[str]] = {}
+        self._pair_deletes: dict[str, list[str]] = {}
+        for p in lex.get("terms", {}).get("pairs", ()):
+            a, _, b = p.partition("|")
+            if katakana_word(a, 2) and katakana_word(b, 2) and len(sk := kana_skeleton(a + b)) >= 5:
+                self._pair_skeletons.setdefault(sk, []).append(p)
+                for d in deletions(sk):
+                    self._pair_deletes.setdefault(d, []).append(sk)
         # the same by their consonants as a Japanese reader says a Latin word (drop, ドロップ: TRB)
         self._loan_consonants: dict[str, list[str]] = {}
         for r in sorted(self._loan_readings):
@@ -572,6 +582,31 @@ class QueryBuilding:
                 i += 1
         return out if len(out) <= 3 else []
 
+    def _misspelt_pair(self, k: str) -> list[str]:
+        """The text's two katakana words side by side (`pairs`) that a katakana word the corpus lacks is,
+        typed as one word with one mora wrong, missing or extra by its skeleton (デッキチャック: デッキ|チェック;
+        five skeleton characters or more); at most three, else none."""
+        if not katakana_word(k, 4):
+            return []
+        sk = kana_skeleton(k)
+        if len(sk) < 5:
+            return []
+        near = set()
+        for cand in [sk, *deletions(sk)]:
+            near.update(self._pair_deletes.get(cand, ()))
+            if cand in self._pair_skeletons:
+                near.add(cand)
+        found = [
+            p
+            for n in sorted(near)
+            for p in self._pair_skeletons[n]
+            # the first word typed right, the second with its consonants (a vowel or a mora's length wrong:
+            # チャック for チェック; not コール for ルール)
+            if k.startswith(a := p.partition("|")[0])
+            and kana_consonants(k[len(a) :]) == kana_consonants(p[len(a) + 1 :])
+        ]
+        return found if len(found) <= 3 else []
+
     def _compound_head(self, k: str, first: bool = False) -> str:
         """The corpus's loan word that ends a katakana compound the corpus does not have (イカサマダイス →
         ダイス): a Japanese compound names a kind of its last word. The longest such reading, two characters
@@ -713,6 +748,8 @@ class QueryBuilding:
                 for surface in self.lexicon["reading"].get(first, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             clipped = self._clips.get(w.reading, ())
+            if not clipped and not self._spellings(w.reading) and not self._segment_reading(w.reading):
+                clipped = ["pairs:" + p for p in self._misspelt_pair(w.reading)]
             if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
                 for term in clipped:
                     field, _, text = term.partition(":")
