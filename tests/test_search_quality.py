@@ -662,3 +662,14 @@ def test_english_judge_terms_for_the_texts_words(library):
     assert "tcg-taikai/floor-rules/3b-i" in [
         h.id for h in ix.search("investigation", game="tcg-taikai").hits[:3]
     ]
+
+
+def test_a_key_whose_auxiliary_carries_its_sense_is_recognised_as_typed(library):
+    """Pass 19: a key SudachiPy reads as one content word and an auxiliary of two characters or more
+    (持ってった: 持っ|てっ|た, taken away; 足りない, a negation) is no key for every form of that word: もってくる
+    and 持ってる are no theft, 足りる no shortage; the key as typed still is."""
+    ix = library.index
+    theft = set(ix.synonym_entries("持ってった"))
+    assert theft and not theft & set(ix.synonym_entries("もってくる もの なに"))
+    assert not theft & set(ix.synonym_entries("デッキ持ってる?"))
+    assert ix.synonym_entries("足りない") and not ix.synonym_entries("足りる")
