@@ -33,11 +33,10 @@ if TYPE_CHECKING:
 # Bump when the analysis changes: an index built by another version (of this code or of SudachiPy and its
 # dictionary) is rebuilt on start.
 ANALYZER_VERSION = (
-    # 21 gave a word typed in hiragana its kanji spelling's synonym groups (じゃま: 邪魔's);
     # 20 indexed a heading's own number (~c3) and no wording word (関する) in a title; 19 kept which words the
     # text writes in katakana (the lexicon's loan words); 18 read a romaji query as typed and a lone particle
     # as a word; 17 read 〜すぎる after a stem (早すぎて) as a word; 16 had the numbered section's subsections
-    "22"
+    "21"
 )
 
 
@@ -194,9 +193,7 @@ class Analyzer:
         from sudachipy import Dictionary, SplitMode
 
         self._split_a = SplitMode.A
-        self._dictionary = Dictionary(dict="core")
-        self._tokenizer = self._dictionary.tokenizer(SplitMode.C)
-        self._spelt_groups: dict[tuple[str, tuple[str, ...]], tuple[int, ...]] = {}
+        self._tokenizer = Dictionary(dict="core").tokenizer(SplitMode.C)
         self._lock = threading.Lock()
         self._memo: dict[tuple, Word] = {}
         self._pos: dict[int, tuple[bool, ...]] = {}
@@ -329,19 +326,6 @@ class Analyzer:
                     particles.add(m.begin())
         return particles, starts, ends
 
-    def _groups_of(self, form: str, pos: tuple[str, ...]) -> tuple[int, ...]:
-        """The synonym groups of the dictionary's entries spelt `form` with the part of speech `pos`."""
-        key = (form, pos)
-        hit = self._spelt_groups.get(key)
-        if hit is None:
-            hit = self._spelt_groups[key] = tuple(
-                g
-                for e in self._dictionary.lookup(form)
-                if tuple(e.part_of_speech()[:2]) == pos
-                for g in e.synonym_group_ids()
-            )
-        return hit
-
     def _word(self, m: Morpheme, aux: bool = False) -> Word:
         surface = m.surface()
         forms = dict.fromkeys(
@@ -350,11 +334,6 @@ class Analyzer:
         short = [p for p in m.split(self._split_a) if p.part_of_speech()[0] not in _DROP_POS]
         parts = tuple(fold(p.normalized_form()) for p in short)
         groups = tuple(m.synonym_group_ids()) or tuple(g for p in short for g in p.synonym_group_ids())
-        normalized = m.normalized_form()
-        if normalized != surface and _HIRAGANA_RE.fullmatch(surface) and KANJI_RE.search(normalized):
-            # a word typed in hiragana has the groups of its spelling in kanji too (じゃま: 邪魔, whose group
-            # 23324 holds 妨害; SudachiPy gives the kana entry only the other)
-            groups += self._groups_of(normalized, tuple(m.part_of_speech()[:2]))
         return Word(
             surface=surface,
             forms=tuple(forms),
@@ -705,7 +684,6 @@ def query_own_numbers(text: str, keys: list[str]) -> tuple[list[str], list[str],
 
 
 KANJI_RE = re.compile(r"[\u4e00-\u9fff々]")
-_HIRAGANA_RE = re.compile(r"[\u3041-\u309fー]+")
 
 
 def kanji_stem(surface: str) -> str:
