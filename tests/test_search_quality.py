@@ -645,15 +645,6 @@ def test_a_compound_of_two_loan_words_typed_with_a_vowel_wrong(library):
     assert "tcg-taikai/floor-rules/2h" in [h.id for h in ix.search("デッキチャック だれ やる").hits[:5]]
 
 
-def test_a_word_typed_in_hiragana_has_its_kanji_spellings_groups(library):
-    """Pass 19: SudachiPy gives the kana entry of a word fewer synonym groups than its kanji entry (じゃま: one
-    group; 邪魔: that one and 妨害's); a word typed in hiragana has its normalized spelling's groups too, so
-    じゃま reaches tcg-taikai 3b-i's 調査妨害 as 邪魔 does."""
-    ix = library.index
-    assert set(ix.analyse("妨害")[0].word.synonyms) <= set(ix.analyse("じゃま")[0].word.synonyms)
-    assert "tcg-taikai/floor-rules/3b-i" in [h.id for h in ix.search("じゃま", game="tcg-taikai").hits[:3]]
-
-
 def test_english_judge_terms_for_the_texts_words(library):
     """Pass 19: OMW (opponents' match-win percentage) is also lycee's オポネント・ウィン・パーセンテージ, and
     investigation the 調査 of tcg-taikai 3b-i's 調査妨害."""
