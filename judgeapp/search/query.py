@@ -674,7 +674,7 @@ class QueryBuilding:
     def _loan_form(self, word: str) -> str:
         """The katakana form SudachiPy gives an English word, or the word without its plural s ("" if none)."""
         for t in (word, word[:-1] if word.endswith("s") else ""):
-            ws = self._words(t) if t else []
+            ws = self.analyzer.words(t) if t else []  # (not kept: a judge's words are not `_words`)
             if len(ws) == 1 and katakana_word(ws[0].forms[0], 2):
                 return ws[0].forms[0]
         return ""
