@@ -650,6 +650,8 @@ class QueryBuilding:
         joined, an English plural's s left off a word SudachiPy then reads (extra turns: エキストラ + ターン for
         エクストラターン), or their letters joined when a word has no katakana form (single elim: シングルエリミ)."""
         out: list[int] = []
+        if sum(1 for qw in qws if qw.word.surface.isascii()) < 2:
+            return out
         for a, b in zip(qws, qws[1:], strict=False):
             x, y = a.word.surface, b.word.surface
             if not all(len(t) >= 3 and t.isascii() and t.isalpha() and t.islower() for t in (x, y)):
@@ -737,7 +739,8 @@ class QueryBuilding:
             and w.reading not in self.readings
             and w.forms[0] not in self.lexicon["words"]
         ):
-            for r in self._spellings(w.reading):
+            spellings = self._spellings(w.reading)
+            for r in spellings:
                 alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
                 for surface in self.lexicon["reading"].get(r, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
@@ -749,14 +752,15 @@ class QueryBuilding:
                 for surface in self.lexicon["reading"].get(last, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             # and by its first, unless it is the corpus's words side by side (ヘッドジャッジ: ヘッド|ジャッジ)
-            whole = qw.phrases or len(self._segment_reading(w.reading)) > 1
+            segments = self._segment_reading(w.reading)
+            whole = qw.phrases or len(segments) > 1
             first = "" if whole else self._compound_head(w.reading, first=True)
             if first:  # (ライフメモ: ライフ; パイルシャッフノ, misspelt: パイル)
                 alts.append(Q.Term("reading", first, boost=WEIGHT["fuzzy"]))
                 for surface in self.lexicon["reading"].get(first, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             clipped = self._clips.get(w.reading, ())
-            if not clipped and not self._spellings(w.reading) and not self._segment_reading(w.reading):
+            if not (clipped or spellings or segments):
                 clipped = ["pairs:" + p for p in self._misspelt_pair(w.reading)]
             if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
                 for term in clipped:
