@@ -664,3 +664,12 @@ def test_a_key_whose_auxiliary_carries_its_sense_is_recognised_as_typed(library)
     assert theft and not theft & set(ix.synonym_entries("もってくる もの なに"))
     assert not theft & set(ix.synonym_entries("デッキ持ってる?"))
     assert ix.synonym_entries("足りない") and not ix.synonym_entries("足りる")
+    # the offline export alike: no lemma and no stem for such a key (the browser then finds it as typed)
+    from judgeapp.offline import build_index_export
+
+    (entry,) = build_index_export([], [(["持ってった", "投げる"], ["窃盗"])])["synonyms"]
+    assert (
+        entry["lemmas"][0] == []
+        and entry["lemmas"][1]
+        and not any(s.startswith("持") for s in entry["stems"])
+    )

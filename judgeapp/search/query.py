@@ -59,6 +59,7 @@ from .analysis import (
     query_numbers,
     query_own_numbers,
     romaji_moras,
+    sense_in_auxiliary,
     spelling_maps,
     spoken_counts,
     spoken_numbers,
@@ -175,7 +176,7 @@ class QueryBuilding:
                     self._synonym_by_key.setdefault(key, []).append(i)
                     self._entry_keys[i].add(key)
                 lemmas = [w.forms[0] for w in self._words(k)]
-                if len(lemmas) == 1 and self._contracted(k):
+                if len(lemmas) == 1 and sense_in_auxiliary(k):
                     lemmas = []  # (持ってった is no 持つ: recognised as typed only)
                 if lemmas:
                     self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
@@ -211,12 +212,6 @@ class QueryBuilding:
         for r in self._synonym_by_reading:
             reading_lengths.setdefault(r[0], set()).add(len(r))
         self._reading_key_lengths = {ch: sorted(ls) for ch, ls in reading_lengths.items()}
-
-    def _contracted(self, key: str) -> bool:
-        """Whether SudachiPy reads an auxiliary of two characters or more in a key: a negation, a wish or a
-        contraction (足りない, いらない, 持ってった: 持っ|てっ|た, the contracted ていく, taken away), which carries
-        the key's sense: its one content word alone (足りる, 要る, 持つ) says otherwise."""
-        return any(pos == "助動詞" and b - a >= 2 for a, b, pos, _ in self.analyzer.parts_of_speech(key))
 
     def _clipped_key(self, key: str) -> list[str]:
         """A judge's word of two loan words as judges clip it, the first two or three characters of each
