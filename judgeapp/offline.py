@@ -40,7 +40,7 @@ from .search import (
     number_terms,
     title_topic,
 )
-from .search.analysis import KANJI_RE, SAME_COUNTER, heading_words, own_number_terms
+from .search.analysis import KANJI_RE, SAME_COUNTER, heading_words, own_number_terms, sense_in_auxiliary
 from .search.games import ABOUT_A_GAME, ASKING_TAILS, scope_names
 from .search.schema import WEIGHT, IndexDoc
 from .textnorm import fold, is_kana, squash
@@ -359,12 +359,16 @@ def build_index_export(docs, synonyms, search: bool = True) -> dict:
     syn = []
     for keys, means in synonyms:
         key_readings = ["".join(w.reading for w in analyzer().words(k)) for k in keys]
-        key_lemmas = [[w.forms[0] for w in analyzer().words(k)] for k in keys]
+        # (a key whose auxiliary carries its sense, 持ってった, is recognised as typed: no lemma, no stem)
+        plain = [not sense_in_auxiliary(k) for k in keys]
+        key_lemmas = [
+            [w.forms[0] for w in analyzer().words(k)] if p else [] for k, p in zip(keys, plain, strict=True)
+        ]
         # A one-word key's stem (投げる → 投げ, ナグル → ナグ): the browser has no dictionary to find 投げた.
         stems = []
-        for k in keys:
+        for k, p in zip(keys, plain, strict=True):
             ws = analyzer().words(k)
-            lemma = ws[0].forms[0] if len(ws) == 1 else ""
+            lemma = ws[0].forms[0] if len(ws) == 1 and p else ""
             if len(lemma) >= 2 and lemma[-1] in "ウクスツヌフムユルグズブプイ" and not is_kana(lemma):
                 stems += [ws[0].forms[0][:-1], ws[0].reading[:-1]]
         syn.append(

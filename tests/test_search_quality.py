@@ -619,3 +619,57 @@ def test_own_number_terms():
     assert query_own_numbers("3", ["3"]) == ([], ["~c3", "~r3", "~3"], [])
     assert query_own_numbers("第3章", ["3"]) == ([], [], [])  # a chapter, said so
     assert query_own_numbers("第十章④", ["10.4"]) == ([], [], [])  # the number in full already
+
+
+def test_two_english_words_typed_for_a_katakana_key(library):
+    """Pass 19: two English words side by side stand for a katakana key of the synonym list by their
+    consonants: their katakana forms joined, a plural's s left off (extra turns: エキストラ + ターン, the key
+    エクストラターン, whose phrases hold dm-senshu 205's 制限時間), or their letters joined where one has no
+    katakana form (single elim: シングルエリミ); not words that sound like no key."""
+    ix = library.index
+    time_up = ix.synonym_entries("時間切れ")
+    assert set(time_up) <= set(ix.synonym_entries("extra turns"))
+    assert set(ix.synonym_entries("SE")) <= set(ix.synonym_entries("single elim"))
+    assert ix.synonym_entries("deck sleeves") == []
+    assert "dm-senshu/floor-rules/205" in [h.id for h in ix.search("extra turns DM time").hits[:5]]
+
+
+def test_a_compound_of_two_loan_words_typed_with_a_vowel_wrong(library):
+    """Pass 19: a katakana word the corpus lacks that is two of the text's loan words side by side typed as
+    one, the first right and the second with its consonants but a vowel or a mora's length wrong (デッキチャック:
+    2h's デッキチェック, read デッキ|チェック), finds the sections holding both words; not a second word of other
+    consonants (ジャッジコール is no ジャッジ|ルール)."""
+    ix = library.index
+    assert ix._misspelt_pair("デッキチャック") == ["デッキ|チェック"]
+    assert ix._misspelt_pair("ジャッジコール") == []
+    assert "tcg-taikai/floor-rules/2h" in [h.id for h in ix.search("デッキチャック だれ やる").hits[:5]]
+
+
+def test_english_judge_terms_for_the_texts_words(library):
+    """Pass 19: OMW (opponents' match-win percentage) is also lycee's オポネント・ウィン・パーセンテージ, and
+    investigation the 調査 of tcg-taikai 3b-i's 調査妨害."""
+    ix = library.index
+    assert ix.search("同点 OMW つかっていい").hits[0].id == "lycee/guideline/ranking-calculation"
+    assert "tcg-taikai/floor-rules/3b-i" in [
+        h.id for h in ix.search("investigation", game="tcg-taikai").hits[:3]
+    ]
+
+
+def test_a_key_whose_auxiliary_carries_its_sense_is_recognised_as_typed(library):
+    """Pass 19: a key SudachiPy reads as one content word and an auxiliary of two characters or more
+    (持ってった: 持っ|てっ|た, taken away; 足りない, a negation) is no key for every form of that word: もってくる
+    and 持ってる are no theft, 足りる no shortage; the key as typed still is."""
+    ix = library.index
+    theft = set(ix.synonym_entries("持ってった"))
+    assert theft and not theft & set(ix.synonym_entries("もってくる もの なに"))
+    assert not theft & set(ix.synonym_entries("デッキ持ってる?"))
+    assert ix.synonym_entries("足りない") and not ix.synonym_entries("足りる")
+    # the offline export alike: no lemma and no stem for such a key (the browser then finds it as typed)
+    from judgeapp.offline import build_index_export
+
+    (entry,) = build_index_export([], [(["持ってった", "投げる"], ["窃盗"])])["synonyms"]
+    assert (
+        entry["lemmas"][0] == []
+        and entry["lemmas"][1]
+        and not any(s.startswith("持") for s in entry["stems"])
+    )

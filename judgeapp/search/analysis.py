@@ -579,6 +579,14 @@ def _katakana(ch: str) -> bool:
     return len(ch) == 1 and ("\u30a1" <= ch <= "\u30fa" or ch == "ー")
 
 
+def sense_in_auxiliary(key: str) -> bool:
+    """Whether SudachiPy reads an auxiliary of two characters or more in a synonym key: a negation, a wish or
+    a contraction (足りない, いらない, 持ってった: 持っ|てっ|た, the contracted ていく, taken away), which carries the
+    key's sense: its one content word alone (足りる, 要る, 持つ) says otherwise, so such a key is recognised as
+    typed, not by its dictionary form (pass 19; the offline export gives it no lemma)."""
+    return any(pos == "助動詞" and b - a >= 2 for a, b, pos, _ in analyzer().parts_of_speech(key))
+
+
 def inside_katakana_word(text: str, a: int, b: int) -> bool:
     """Whether text[a : b + 1] begins or ends inside a longer katakana word (ペナ in ペナルティ)."""
     return (_katakana(text[a]) and _katakana(text[a - 1 : a] if a else "")) or (

@@ -59,6 +59,7 @@ from .analysis import (
     query_numbers,
     query_own_numbers,
     romaji_moras,
+    sense_in_auxiliary,
     spelling_maps,
     spoken_counts,
     spoken_numbers,
@@ -133,6 +134,16 @@ class QueryBuilding:
         # the readings of the corpus's katakana words (loan words), for a loan word typed in hiragana: the
         # words the text writes in katakana (`loan`; not しかし or ただし, whose folded surfaces are katakana too)
         self._loan_readings = frozenset(r for r in lex["loan"] if len(r) >= 2)
+        # two katakana words side by side in the text (デッキ|チェック), by the skeleton of the two as one word
+        # and its deletion neighbourhood: a compound of them typed with one mora wrong (デッキチャック)
+        self._pair_skeletons: dict[str, list[str]] = {}
+        self._pair_deletes: dict[str, list[str]] = {}
+        for p in lex.get("terms", {}).get("pairs", ()):
+            a, _, b = p.partition("|")
+            if katakana_word(a, 2) and katakana_word(b, 2) and len(sk := kana_skeleton(a + b)) >= 5:
+                self._pair_skeletons.setdefault(sk, []).append(p)
+                for d in deletions(sk):
+                    self._pair_deletes.setdefault(d, []).append(sk)
         # the same by their consonants as a Japanese reader says a Latin word (drop, ドロップ: TRB)
         self._loan_consonants: dict[str, list[str]] = {}
         for r in sorted(self._loan_readings):
@@ -165,6 +176,8 @@ class QueryBuilding:
                     self._synonym_by_key.setdefault(key, []).append(i)
                     self._entry_keys[i].add(key)
                 lemmas = [w.forms[0] for w in self._words(k)]
+                if len(lemmas) == 1 and sense_in_auxiliary(k):
+                    lemmas = []  # (持ってった is no 持つ: recognised as typed only)
                 if lemmas:
                     self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
                 if len(lemmas) == 1:
@@ -572,6 +585,31 @@ class QueryBuilding:
                 i += 1
         return out if len(out) <= 3 else []
 
+    def _misspelt_pair(self, k: str) -> list[str]:
+        """The text's two katakana words side by side (`pairs`) that a katakana word the corpus lacks is,
+        typed as one word with one mora wrong, missing or extra by its skeleton (デッキチャック: デッキ|チェック;
+        five skeleton characters or more); at most three, else none."""
+        if not katakana_word(k, 4):
+            return []
+        sk = kana_skeleton(k)
+        if len(sk) < 5:
+            return []
+        near = set()
+        for cand in [sk, *deletions(sk)]:
+            near.update(self._pair_deletes.get(cand, ()))
+            if cand in self._pair_skeletons:
+                near.add(cand)
+        found = [
+            p
+            for n in sorted(near)
+            for p in self._pair_skeletons[n]
+            # the first word typed right, the second with its consonants (a vowel or a mora's length wrong:
+            # チャック for チェック; not コール for ルール)
+            if k.startswith(a := p.partition("|")[0])
+            and kana_consonants(k[len(a) :]) == kana_consonants(p[len(a) + 1 :])
+        ]
+        return found if len(found) <= 3 else []
+
     def _compound_head(self, k: str, first: bool = False) -> str:
         """The corpus's loan word that ends a katakana compound the corpus does not have (イカサマダイス →
         ダイス): a Japanese compound names a kind of its last word. The longest such reading, two characters
@@ -600,6 +638,43 @@ class QueryBuilding:
         """The synonym list's katakana keys an English word may be typed for, as `_latin_loans` finds the
         corpus's loan words (drop: ドロップ)."""
         return _by_consonants(qw.word.surface, self._key_consonants) if self._unknown(qw) else []
+
+    def _latin_pair_keys(self, qws: list[QueryWord]) -> list[int]:
+        """The entries whose katakana key two English words typed side by side stand for, by consonants as a
+        Japanese reader says them (`kana_consonants`; five or more, the same first kana): their katakana forms
+        joined, an English plural's s left off a word SudachiPy then reads (extra turns: エキストラ + ターン for
+        エクストラターン), or their letters joined when a word has no katakana form (single elim: シングルエリミ)."""
+        out: list[int] = []
+        if sum(1 for qw in qws if qw.word.surface.isascii()) < 2:
+            return out
+        for a, b in zip(qws, qws[1:], strict=False):
+            x, y = a.word.surface, b.word.surface
+            if not all(len(t) >= 3 and t.isascii() and t.isalpha() and t.islower() for t in (x, y)):
+                continue
+            kana = [self._loan_form(t) for t in (x, y)]
+            if all(kana):
+                joined = "".join(kana)
+                cons = kana_consonants(joined)
+                keys = (
+                    [k for k in self._key_consonants.get(cons, ()) if len(cons) >= 5 and k[0] == joined[0]]
+                    if joined not in self._synonym_by_key
+                    else [joined]
+                )
+            else:
+                keys = (
+                    _by_consonants(x + y, self._key_consonants) if len(latin_consonants(x + y)) >= 5 else []
+                )
+            for k in keys[:3]:
+                out += self._synonym_by_key[k]
+        return out
+
+    def _loan_form(self, word: str) -> str:
+        """The katakana form SudachiPy gives an English word, or the word without its plural s ("" if none)."""
+        for t in (word, word[:-1] if word.endswith("s") else ""):
+            ws = self.analyzer.words(t) if t else []  # (not kept: a judge's words are not `_words`)
+            if len(ws) == 1 and katakana_word(ws[0].forms[0], 2):
+                return ws[0].forms[0]
+        return ""
 
     def _latin_names(self, k: str) -> list[str]:
         """Latin words of the corpus that a word typed in kana may be (リセ → lycee, ティーシージー → tcg)."""
@@ -659,7 +734,8 @@ class QueryBuilding:
             and w.reading not in self.readings
             and w.forms[0] not in self.lexicon["words"]
         ):
-            for r in self._spellings(w.reading):
+            spellings = self._spellings(w.reading)
+            for r in spellings:
                 alts.append(Q.Term("reading", r, boost=WEIGHT["fuzzy"]))
                 for surface in self.lexicon["reading"].get(r, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
@@ -671,13 +747,16 @@ class QueryBuilding:
                 for surface in self.lexicon["reading"].get(last, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             # and by its first, unless it is the corpus's words side by side (ヘッドジャッジ: ヘッド|ジャッジ)
-            whole = qw.phrases or len(self._segment_reading(w.reading)) > 1
+            segments = self._segment_reading(w.reading)
+            whole = qw.phrases or len(segments) > 1
             first = "" if whole else self._compound_head(w.reading, first=True)
             if first:  # (ライフメモ: ライフ; パイルシャッフノ, misspelt: パイル)
                 alts.append(Q.Term("reading", first, boost=WEIGHT["fuzzy"]))
                 for surface in self.lexicon["reading"].get(first, ())[:3]:
                     alts.append(Q.Term("title", surface, boost=WEIGHT["fuzzy"] * FIELD_BOOST["title"]))
             clipped = self._clips.get(w.reading, ())
+            if not (clipped or spellings or segments):
+                clipped = ["pairs:" + p for p in self._misspelt_pair(w.reading)]
             if 0 < len(clipped) <= 3:  # a clipped compound (ダブエリ: ダブル|エリミネーション)
                 for term in clipped:
                     field, _, text = term.partition(":")
@@ -945,6 +1024,7 @@ class QueryBuilding:
             if len(run) > 1:
                 found += self._synonym_by_key.get(squash("".join(run)), [])
             run = []
+        found += self._latin_pair_keys(qws)
         for qw in qws:  # an English word typed for a katakana key (drop: ドロップ)
             for key in self._latin_keys(qw):
                 found += self._synonym_by_key[key]
