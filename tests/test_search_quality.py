@@ -607,6 +607,18 @@ def test_a_headings_own_number_reaches_its_section(library, query, first, then):
         assert then in ids
 
 
+@pytest.mark.parametrize("query", ["第12章", "第99章", "12章"])
+def test_a_chapter_no_game_has_finds_nothing(library, query):
+    """Review of passes 18-19: a chapter number said so (第12章) that neither the game nor any sentence of its
+    text names is no words either: its 第 and 章 found ch9 and ch7-1, which name 第 11 章 (the chapter the text
+    does not have, found by its sentences), as if they were the twelfth."""
+    assert library.index.search(query, game="ijinden").hits == []
+    assert library.index.search(query).hits == []
+    # beside other words, those words alone (ch9 names 第 11 章 and its penalties: no answer for 第12章)
+    hits = [h.id for h in library.index.search("第12章 ペナルティ", game="ijinden").hits[:2]]
+    assert "ijinden/floor-rules/ch9" not in hits
+
+
 def test_own_number_terms():
     from judgeapp.search.analysis import own_number_terms, query_own_numbers
 

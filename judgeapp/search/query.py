@@ -104,6 +104,13 @@ def _katakana_after(text: str, b: int) -> bool:
 
 # The words that mark a section number (第十章, 第3条b): part of the number, as its digits are.
 _NUMBER_MARKS = frozenset("第章節条項")
+
+
+def _number_part(w: Word) -> bool:
+    """Whether a word is a part of a section number: its digits, letters, roman numerals or marks (第, 章)."""
+    return any(NUMBERING.fullmatch(f) or f in _NUMBER_MARKS for f in w.forms)
+
+
 # A reference in the text to a numbered section (第 11 章), in a sentence of its own (`_mention_query`).
 _REFERENCE = re.compile(r"第\s*[0-9０-９〇一二三四五六七八九十百]+\s*[章節条項]")
 _SENTENCE = re.compile(r"[^。\n]+")
@@ -813,17 +820,19 @@ class QueryBuilding:
     ) -> list[QueryWord]:
         """The query's words without the digits, letters and roman numerals of a section number it holds
         (Ⅲ-b 期間: Ⅲ and b are the number 3b, not words a section's text should hold: 6b-iii's 3 ゲームマッチ
-        would outrank 3b), when some section has that number and other words remain."""
-        if not heads or not any(self._has("number", k) for k in keys):
+        would outrank 3b), when some section has that number and other words remain, or when the number is said
+        to be one (第12章 ペナルティ: 第 and 章 would find every sentence naming another chapter) and none has it."""
+        if not heads:
+            return words
+        if not any(self._has("number", k) for k in keys) and not any(
+            c in _NUMBER_MARKS for h in heads for c in h
+        ):
             return words
         held = [squash(h) for h in heads]
         kept = [
             qw
             for qw in words
-            if not (
-                any(NUMBERING.fullmatch(f) or f in _NUMBER_MARKS for f in qw.word.forms)
-                and any(squash(qw.word.surface) in h for h in held)
-            )
+            if not (_number_part(qw.word) and any(squash(qw.word.surface) in h for h in held))
         ]
         return kept or words
 
@@ -848,7 +857,7 @@ class QueryBuilding:
         for sentence in said:
             for qw in self._analyse(sentence)[0]:
                 w = qw.word
-                if w.minor or w.suffix or any(NUMBERING.fullmatch(f) or f in _NUMBER_MARKS for f in w.forms):
+                if w.minor or w.suffix or _number_part(w):
                     continue
                 terms += [
                     Q.Term("words", w.forms[0]),
@@ -1149,8 +1158,15 @@ class QueryBuilding:
             typed
         ):  # (an item's number typed is no word a section must hold: ペナルティ③ is ペナルティ and ch10-3)
             words = [qw for qw in words if qw.word.surface not in marks] or words
-        if keys and not heads and (said := self._mention_query(keys)) is not None:
-            signals.append(said)
+        if keys and not heads:
+            if (said := self._mention_query(keys)) is not None:
+                signals.append(said)
+            if any(f in _NUMBER_MARKS for qw in words for f in qw.word.forms) and not any(
+                self._has("number", k) for k in keys
+            ):
+                # a section number said so (第12章) that no section has: its 第, 章 and digits are no words
+                # either (they found every sentence that names another chapter, ch9's 第 11 章)
+                words = [qw for qw in words if not _number_part(qw.word)]
         entries = self.synonym_entries(text, words)
         words, loose = self._attach_phrases(words, entries)
         # A word typed twice (山札をまぜたあと…またまぜても) is one word asked for, not two.
