@@ -679,9 +679,11 @@ def test_a_key_whose_auxiliary_carries_its_sense_is_recognised_as_typed(library)
     # the offline export alike: no lemma and no stem for such a key (the browser then finds it as typed)
     from judgeapp.offline import build_index_export
 
-    (entry,) = build_index_export([], [(["持ってった", "投げる"], ["窃盗"])])["synonyms"]
+    (entry,) = build_index_export([], [(["持ってった", "投げる", "見てる人"], ["窃盗"])])["synonyms"]
     assert (
         entry["lemmas"][0] == []
         and entry["lemmas"][1]
         and not any(s.startswith("持") for s in entry["stems"])
     )
+    # a key of two content words keeps its lemmas, on the server and offline alike (見てる人: 見る + 人)
+    assert entry["lemmas"][2] == [w.forms[0] for w in ix.analyzer.words("見てる人")]

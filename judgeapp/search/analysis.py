@@ -583,8 +583,11 @@ def sense_in_auxiliary(key: str) -> bool:
     """Whether SudachiPy reads an auxiliary of two characters or more in a synonym key: a negation, a wish or
     a contraction (足りない, いらない, 持ってった: 持っ|てっ|た, the contracted ていく, taken away), which carries the
     key's sense: its one content word alone (足りる, 要る, 持つ) says otherwise, so such a key is recognised as
-    typed, not by its dictionary form (pass 19; the offline export gives it no lemma)."""
-    return any(pos == "助動詞" and b - a >= 2 for a, b, pos, _ in analyzer().parts_of_speech(key))
+    typed, not by its dictionary form (pass 19; the offline export gives it no lemma). Not a key of two content
+    words (見てる人: 見る and 人 say it together)."""
+    return len(analyzer().words(key)) == 1 and any(
+        pos == "助動詞" and b - a >= 2 for a, b, pos, _ in analyzer().parts_of_speech(key)
+    )
 
 
 def inside_katakana_word(text: str, a: int, b: int) -> bool:

@@ -183,7 +183,7 @@ class QueryBuilding:
                     self._synonym_by_key.setdefault(key, []).append(i)
                     self._entry_keys[i].add(key)
                 lemmas = [w.forms[0] for w in self._words(k)]
-                if len(lemmas) == 1 and sense_in_auxiliary(k):
+                if sense_in_auxiliary(k):
                     lemmas = []  # (持ってった is no 持つ: recognised as typed only)
                 if lemmas:
                     self._synonym_by_lemma.setdefault(lemmas[0], []).append((lemmas, i))
