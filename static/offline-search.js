@@ -605,6 +605,8 @@
        the section of that number; a plain number is the section's first, then the items' (the server's
        number_item and number_form: search.analysis.own_number_terms) */
     var item = query.normalize("NFC").trim().match(/^(?:([\u2460-\u2473])|([\u2160-\u216b\u2170-\u217b]))$/);
+    /* the item's number as a number (NFKC makes ③ a 3 but Ⅱ the letters II): Ⅱ and ⅱ are 2, ~r2 */
+    if (item) { var cp = (item[1] || item[2]).charCodeAt(0); numKey = String(item[1] ? cp - 0x245f : cp - (cp >= 0x2170 ? 0x216f : 0x215f)); }
     var own = /^\d+$/.test(numKey) ? ["~c", "~r", "~"].map(function (f) { return f + numKey; }) : [];
     if (item) own = item[1] ? ["~c" + numKey] : ["~r" + numKey];
     function owned(list) {

@@ -309,7 +309,8 @@ def test_offline_search_agrees_with_the_server(app, client, offline_phone, live_
         "リセ 宜しくお願いします",
         "リセ 😀😀",
     ]
-    numbers = ["10/4", "10-4", "１０／４", "104", "7-1", "6b-iii", "むこうじあい"]  # (and a rendaku)
+    # (and a rendaku; an item's number typed alone, circled or roman: Ⅱ is ~r2, though NFKC makes it II)
+    numbers = ["10/4", "10-4", "１０／４", "104", "7-1", "6b-iii", "むこうじあい", "③", "Ⅱ", "ⅰ"]
     got = phone.evaluate(
         """async (qs) => {
         const ix = await judgeappOffline.load('search');
