@@ -696,9 +696,15 @@ def test_offline_record_page_on_a_phone(app, phone, switchable, tmp_path):
         phone.click("button[name=action][value=confirm]")
         phone.wait_for_selector("#record-queue >> text=未送信")
         # the kept records' box starts right under the search bar, no blank band above it
-        phone.locator("#record-queue h2").wait_for(state="visible")
-        bar = phone.locator("form.topsearch").bounding_box()
-        kept = phone.locator("#record-queue h2").bounding_box()
+        # (read in one step in the page: the kept box is drawn again as the queue settles)
+        bar, kept = phone.wait_for_function(
+            """() => {
+            const h = document.querySelector("#record-queue h2"), f = document.querySelector("form.topsearch");
+            if (!h || !f || !h.offsetParent) return null;
+            const a = f.getBoundingClientRect(), b = h.getBoundingClientRect();
+            return [{y: a.y, height: a.height}, {y: b.y, height: b.height}];
+        }"""
+        ).json_value()
         assert bar and kept and kept["y"] - (bar["y"] + bar["height"]) <= 24, (bar, kept)
         note = phone.locator("main p.notice[role=status]")
         phone.wait_for_function(
