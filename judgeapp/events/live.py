@@ -68,12 +68,10 @@ def channel_for(url: str) -> str:
     return "judgeapp_live_" + hashlib.sha1(url.encode()).hexdigest()[:12]
 
 
-def _sqlite_file(url: str) -> str | None:
-    """The database file of a SQLite URL (None for an in-memory database, which no other process shares)."""
-    if not url.startswith("sqlite"):
-        return None
-    path = make_url(url).database or ""
-    return path if path and path != ":memory:" and not path.startswith("file:") else None
+def _on_sqlite_file(url: str) -> bool:
+    """Whether the URL is a SQLite database file that other processes may share (not an in-memory one)."""
+    path = (make_url(url).database or "") if url.startswith("sqlite") else ""
+    return bool(path) and path != ":memory:" and not path.startswith("file:")
 
 
 class Hub:
@@ -83,7 +81,7 @@ class Hub:
     def __init__(self, url: str, max_streams: int = MAX_STREAMS):
         self.url = url
         self.is_postgres = url.startswith("postgresql")
-        self.polls = _sqlite_file(url) is not None
+        self.polls = _on_sqlite_file(url)
         self._tag = secrets.token_hex(4)
         self._prune_at = 0.0  # when a writer of this process next deletes the old notes (`note`)
         self.channel = channel_for(url)
